@@ -1,0 +1,7 @@
+"""Tutor policies: built-in rule-based tutors and the registry that resolves names and import paths."""
+
+from agents.tutor.base import ActTutor, TutorPolicy
+from agents.tutor.builtin import LecturerTutor, RandomTutor, SocraticTutor
+from agents.tutor.registry import TUTORS, make_tutor
+
+__all__ = ["ActTutor", "LecturerTutor", "RandomTutor", "SocraticTutor", "TUTORS", "TutorPolicy", "make_tutor"]

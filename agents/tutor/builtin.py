@@ -1,0 +1,242 @@
+"""The built-in rule-based tutors: ``socratic`` (adaptive expert), ``lecturer`` (explains, tells), ``random``.
+
+All three decide a dialogue act each turn and speak through the same template verbaliser
+(:mod:`envs.act_text`), so they differ only in *what* they choose — which is what the benchmark ranks.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.tutor.base import ActTutor
+from envs.act_text import verbalise_act
+from envs.acts import TutorAct
+from envs.annotate import END_MARKER
+from envs.labels import INTENTS, STRATEGIES
+from envs.leak import AnswerKey, find_leaks
+from envs.spaces import decode_tutor_features
+from envs.tasks.base import KnowledgeComponent, Task
+
+_WORDS = re.compile(r"[a-z0-9/.\-]+")
+_LEVELS = ("L1", "L2", "L3")
+
+
+def _act(intent: str, strategy: str | None, level: str, kc: KnowledgeComponent | None, task: Task, *,
+         ends: bool = False, misconception: str | None = None, transfer_to: str | None = None) -> TutorAct:
+    disciplines: tuple[str, ...] = (kc.discipline,) if kc is not None else (task.disciplines[0],)
+    if transfer_to is not None and transfer_to not in disciplines:
+        disciplines += (transfer_to,)
+    return TutorAct(
+        intent=intent,
+        strategy=strategy,
+        guidance_level=level,
+        disciplines=disciplines,
+        discipline_transfer=len(disciplines) >= 2,
+        target_kc=kc.id if kc is not None else None,
+        addresses_misconception=misconception,
+        is_question=intent in ("check_understanding", "guide_reasoning", "trigger_transfer"),
+        ends_session=ends,
+    )
+
+
+class SocraticTutor(ActTutor):
+    """An adaptive expert: diagnoses, scaffolds within the zone, repairs misconceptions with counterexamples.
+
+    Each turn it reads the student's last turn (the cognition state in the observation features, the words
+    for a misconception's signature) and its plan: the weakest knowledge components first, prerequisites
+    before what builds on them; questions one level above what the student has shown; a short worked
+    example when a novice is stuck on a component (questioning cannot reach what is missing); a
+    counterexample for a misconception; one transfer to a linked discipline; a summary and ``[END]``.
+    It never states the task's or a test item's answer: every utterance is checked with the leak detector.
+    """
+
+    name = "socratic"
+
+    def on_reset(self) -> None:
+        self._plan: list[str] | None = None
+        self._level: dict[str, int] = {}
+        self._successes: dict[str, int] = {}
+        self._stuck: dict[str, int] = {}
+        self._repairs: dict[str, int] = {}
+        self._transferred = False
+        self._suspects: dict[str, list[str]] = {}
+
+    def choose(self, observation: dict, info: dict, task: Task) -> tuple[TutorAct, str | None]:
+        if self._plan is None:
+            self._make_plan(info, task)
+        assert self._plan is not None
+        feats = decode_tutor_features(observation["features"])
+        state = feats["last_cognition_state"]
+        turn, max_turns = info["turn"], info["max_turns"]
+        if turn + 1 >= max_turns or (not self._plan and self._transferred):
+            return _act("summarize", None, "L2", None, task, ends=True), None
+
+        if not self._plan:  # every component covered: transfer once, then close
+            kc = next((k for k in task.knowledge_components if k.links), task.knowledge_components[0])
+            self._transferred = True
+            if kc.links:
+                return _act("trigger_transfer", None, "L3", kc, task, transfer_to=kc.links[0].discipline), None
+            return _act("guide_reasoning", "follow_up_question", "L3", kc, task), None
+
+        kc = task.kc(self._plan[0])
+        level = self._level[kc.id]
+        student_text = _last_student_text(info)
+        if state == "incorrect":
+            mis = self._diagnose(student_text, task, kc)
+            if mis is not None and self._repairs.get(mis, 0) < 2:
+                self._repairs[mis] = self._repairs.get(mis, 0) + 1
+                mis_kc = task.kc(next(m.kc for m in task.misconceptions if m.id == mis))
+                return _act("guide_reasoning", "scenario_question", "L2", mis_kc, task, misconception=mis), mis
+            self._stuck[kc.id] = self._stuck.get(kc.id, 0) + 1
+            if self._stuck[kc.id] >= 2:
+                return _act("introduce_concept", None, "L1", kc, task), None
+            return _act("guide_reasoning", "hint", _LEVELS[max(0, level - 1)], kc, task), None
+        if state == "expression_difficulty":
+            self._stuck[kc.id] = self._stuck.get(kc.id, 0) + 1
+            self._level[kc.id] = max(0, level - 1)
+            if self._stuck[kc.id] >= 2 or level == 0:
+                self._stuck[kc.id] = 0
+                return _act("introduce_concept", None, "L1", kc, task), None  # worked example
+            return _act("guide_reasoning", "break_down", _LEVELS[self._level[kc.id]], kc, task), None
+        if state == "irrelevant":
+            return _act("check_understanding", "encourage", "L1", kc, task), None
+        if state == "vague_understanding":
+            return _act("guide_reasoning", "follow_up_question", _LEVELS[level], kc, task), None
+        if state in ("clear_understanding", "higher_order"):
+            self._successes[kc.id] = self._successes.get(kc.id, 0) + 1
+            if level >= 2 or self._successes[kc.id] >= 3 or state == "higher_order" and level >= 1:
+                self._plan.pop(0)
+                if kc.links and not self._transferred:
+                    self._transferred = True
+                    return _act("trigger_transfer", None, "L3", kc, task, transfer_to=kc.links[0].discipline), None
+                if not self._plan:
+                    return _act("summarize", None, "L2", None, task, ends=True), None
+                kc = task.kc(self._plan[0])
+                return self._open_component(kc, task)
+            self._level[kc.id] = level + 1
+            strategy = "scenario_question" if level + 1 == 2 and kc.contexts else "follow_up_question"
+            return _act("guide_reasoning", strategy, _LEVELS[level + 1], kc, task), None
+        return self._open_component(kc, task)  # first turn: the student opened or nothing was said yet
+
+    def _open_component(self, kc: KnowledgeComponent, task: Task) -> tuple[TutorAct, str | None]:
+        suspects = self._suspects.get(kc.id, [])
+        if suspects and self._repairs.get(suspects[0], 0) == 0:
+            self._repairs[suspects[0]] = 1
+            return _act("guide_reasoning", "scenario_question", "L2", kc, task, misconception=suspects[0]), suspects[0]
+        if self._level[kc.id] == 0:
+            return _act("introduce_concept", None, "L1", kc, task), None  # novice: a worked example first
+        return _act("check_understanding", None, _LEVELS[self._level[kc.id]], kc, task), None
+
+    def _make_plan(self, info: dict, task: Task) -> None:
+        acc: dict[str, list[bool]] = {k.id: [] for k in task.knowledge_components}
+        for r in info.get("pretest", []):
+            for kc_id in r.get("kcs", []):
+                if kc_id in acc:
+                    acc[kc_id].append(bool(r["correct"]))
+                    if not r["correct"]:
+                        for m in task.misconceptions:
+                            if m.kc == kc_id and _overlap(r["response"], m) >= 2:
+                                self._suspects.setdefault(kc_id, []).append(m.id)
+        est = {k: (sum(v) / len(v) if v else 0.5) for k, v in acc.items()}
+        self._level = {k: (0 if e < 0.5 else 1) for k, e in est.items()}
+        order = sorted(task.knowledge_components, key=lambda k: (est[k.id] >= 1.0, est[k.id], _depth(task, k)))
+        weak = [k.id for k in order if est[k.id] < 1.0]
+        planned = weak or [order[0].id]
+        # prerequisites first: a weak prerequisite goes before what builds on it
+        ordered: list[str] = []
+        for kc_id in planned:
+            for pre in task.kc(kc_id).prerequisites:
+                if pre in planned and pre not in ordered:
+                    ordered.append(pre)
+            if kc_id not in ordered:
+                ordered.append(kc_id)
+        self._plan = ordered
+
+    def _diagnose(self, text: str, task: Task, kc: KnowledgeComponent) -> str | None:
+        best, best_score = None, 1
+        for m in task.misconceptions:
+            score = _overlap(text, m)
+            if score > best_score:
+                best, best_score = m.id, score
+        if best is None:
+            for m in task.misconceptions:
+                if m.kc == kc.id and m.id in self._suspects.get(kc.id, []):
+                    return m.id
+        return best
+
+    def speak(self, act: TutorAct, task: Task, misconception: str | None, info: dict) -> str:
+        keys = [AnswerKey(item_id=r["item_id"], value=r["answer"]) for r in info.get("pretest", [])]
+        keys.append(AnswerKey(item_id="task", value=task.answer))
+        givens = re.findall(r"-?\d+(?:[./]\d+)?", task.statement)
+        for _ in range(4):
+            text = verbalise_act(act, task, self._rng, misconception=misconception)
+            if not find_leaks(text, keys, givens=givens).leaked:
+                return text
+            # the material for this act happens to contain an answer: ask for the student's reasoning instead
+            act = _act("guide_reasoning", "follow_up_question", act.guidance_level,
+                       task.kc(act.target_kc) if act.target_kc else None, task)
+        kc = task.kc(act.target_kc) if act.target_kc else task.knowledge_components[0]
+        return f"What would be your first step with {kc.name.lower()}? Why?"
+
+
+class LecturerTutor(ActTutor):
+    """Explains each component, then tells the answers, without checking understanding."""
+
+    name = "lecturer"
+
+    def on_reset(self) -> None:
+        self._step = 0
+
+    def act(self, observation: dict, info: dict) -> str:
+        if info.get("observe_only", False):
+            return ""
+        task = self._task_from(info)
+        self._step += 1
+        kcs = task.knowledge_components
+        last = self._step >= min(info["max_turns"], len(kcs) + 2)
+        if last:
+            return f"To summarize: {task.summary} {END_MARKER}"
+        if self._step <= len(kcs):
+            kc = kcs[self._step - 1]
+            return f"Let me explain {kc.name}: {kc.explanation}"
+        steps = " ".join(task.solution)
+        answers = "; ".join(f"{r['question']} -> {r['answer']}" for r in info.get("pretest", []))
+        return f"Here is the solution: {steps} So the answer is {task.answer}. The test answers are: {answers}"
+
+
+class RandomTutor(ActTutor):
+    """Uniformly random dialogue acts (intent, strategy, level, topic), spoken by the verbaliser."""
+
+    name = "random"
+
+    def choose(self, observation: dict, info: dict, task: Task) -> tuple[TutorAct, str | None]:
+        rng = self._rng
+        kcs = list(task.knowledge_components) + [None]
+        kc = kcs[int(rng.integers(len(kcs)))]
+        intent = INTENTS[int(rng.integers(len(INTENTS)))]
+        strategies = (*STRATEGIES, None)
+        strategy = strategies[int(rng.integers(len(strategies)))]
+        level = _LEVELS[int(rng.integers(3))]
+        transfer = kc.links[0].discipline if (kc is not None and kc.links and intent == "trigger_transfer") else None
+        if intent == "summarize":
+            kc = None
+        return _act(intent, strategy, level, kc, task, transfer_to=transfer), None
+
+
+def _last_student_text(info: dict) -> str:
+    for m in reversed(info.get("messages", [])):
+        if m["role"] == "user":
+            return m["content"]
+    return ""
+
+
+def _overlap(text: str, mis) -> int:
+    words = set(_WORDS.findall(text.lower()))
+    sig = set()
+    for s in (*mis.wrong_steps, mis.belief):
+        sig |= {w for w in _WORDS.findall(s.lower()) if len(w) > 3 or any(c.isdigit() for c in w)}
+    return len(words & sig)
+
+
+def _depth(task: Task, kc: KnowledgeComponent) -> int:
+    return len(kc.prerequisites)

@@ -1,0 +1,47 @@
+"""Tutor names -> policies. A plain dict with an import-path fallback and a did-you-mean on a miss.
+
+Example::
+
+    from agents.tutor.registry import make_tutor
+    tutor = make_tutor("socratic")              # a built-in
+    tutor = make_tutor("my_pkg.tutors:MyTutor")  # any class with reset(seed) and act(observation, info)
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from agents.tutor.base import TutorPolicy
+from agents.tutor.builtin import LecturerTutor, RandomTutor, SocraticTutor
+from envs.errors import ConfigError
+
+TUTORS: dict[str, Callable[..., TutorPolicy]] = {
+    "socratic": SocraticTutor,
+    "lecturer": LecturerTutor,
+    "random": RandomTutor,
+}
+
+
+def make_tutor(name: str, **kwargs: Any) -> TutorPolicy:
+    """A tutor policy from a registry name or an import path ``package.module:ClassName``."""
+    if name in TUTORS:
+        return TUTORS[name](**kwargs)
+    if ":" in name:
+        module_name, _, attr = name.partition(":")
+        try:
+            factory = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(
+                f"cannot load tutor {name!r}: {exc}. Give an importable 'package.module:ClassName' "
+                "(the module must be on PYTHONPATH)."
+            ) from exc
+        tutor = factory(**kwargs)
+        if not isinstance(tutor, TutorPolicy):
+            raise ConfigError(f"{name!r} made a {type(tutor).__name__}, which lacks reset(seed) and act(obs, info)")
+        return tutor
+    close = difflib.get_close_matches(name, TUTORS, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise ConfigError(f"unknown tutor {name!r}; built-ins: {sorted(TUTORS)} or an import path 'pkg.mod:Class'.{hint}")

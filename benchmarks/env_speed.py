@@ -1,0 +1,109 @@
+"""Env speed: full-episode turns per second with the simulated student, against tictactoe_v3 random play.
+
+Prints turns/s of PettingZoo's ``tictactoe_v3`` played at random (legal moves) and of the tutoring env in
+``act`` mode (random dialogue acts) and ``text`` mode (tutor utterances drawn from a pool the built-in random
+tutor wrote beforehand, so the tutor's own cost is not measured), all in this process, and the ratios.
+Goals: act >= 0.5x tictactoe, text >= 0.25x. A "turn" is one ``env.step`` of a live agent.
+
+    python benchmarks/env_speed.py [--seconds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from pettingzoo.classic import tictactoe_v3
+
+from agents.student import SimulatedStudent
+from agents.tutor import make_tutor
+from envs import tutoring_v0
+from eval.rollout import derive_seed
+
+PERSONAS = ("all_round_partly_wrong", "weak_knowledge_asks_for_hint", "low_motivation_correct_and_extends")
+
+
+def tictactoe(seconds: float) -> float:
+    env = tictactoe_v3.env()
+    rng = np.random.default_rng(0)
+    turns, start, game = 0, time.perf_counter(), 0
+    while time.perf_counter() - start < seconds:
+        env.reset(seed=game)
+        game += 1
+        for agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[rng.integers(len(legal))]))
+            turns += 1
+    return turns / (time.perf_counter() - start)
+
+
+def utterance_pool(n_episodes: int = 30) -> list[str]:
+    tutor, pool = make_tutor("random"), []
+    for seed in range(n_episodes):
+        env = tutoring_v0.env(max_turns=8)
+        env.reset(seed=seed)
+        tutor.reset(seed=seed)
+        student = SimulatedStudent(PERSONAS[seed % len(PERSONAS)])
+        student.reset(seed=seed)
+        for agent in env.agent_iter():
+            obs, _, term, trunc, info = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            action = tutor.act(obs, info) if agent == "tutor" else student.act(obs, info)
+            if agent == "tutor" and action:
+                pool.append(action)
+            env.step(action)
+    return pool
+
+
+def tutoring(mode: str, seconds: float, pool: list[str]) -> float:
+    rng = np.random.default_rng(0)
+    turns, start, episode = 0, time.perf_counter(), 0
+    students = {p: SimulatedStudent(p) for p in PERSONAS}
+    while time.perf_counter() - start < seconds:
+        env = tutoring_v0.env(action_mode=mode, max_turns=8)
+        env.reset(seed=episode)
+        student = students[PERSONAS[episode % len(PERSONAS)]]
+        student.reset(seed=derive_seed(episode, "student"))
+        space = env.action_space("tutor")
+        space.seed(episode)
+        episode += 1
+        for agent in env.agent_iter():
+            obs, _, term, trunc, info = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            if agent == "student":
+                action = student.act(obs, info)
+            elif info["observe_only"]:
+                action = ""
+            elif mode == "act":
+                action = space.sample()
+            else:
+                action = pool[int(rng.integers(len(pool)))]
+            env.step(action)
+            turns += 1
+    return turns / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="wall time per measurement")
+    args = parser.parse_args()
+    pool = utterance_pool()
+    ref = tictactoe(args.seconds)
+    act = tutoring("act", args.seconds, pool)
+    text = tutoring("text", args.seconds, pool)
+    print(f"tictactoe_v3 random play : {ref:10.0f} turns/s")
+    print(f"tutoring_v0 act mode     : {act:10.0f} turns/s  ratio {act / ref:.3f}  (goal >= 0.5)")
+    print(f"tutoring_v0 text mode    : {text:10.0f} turns/s  ratio {text / ref:.3f}  (goal >= 0.25)")
+
+
+if __name__ == "__main__":
+    main()

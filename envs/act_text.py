@@ -1,0 +1,133 @@
+"""Template verbaliser for tutor acts: a :class:`TutorAct` plus the task's teaching material -> an utterance.
+
+Used by the env in ``act`` mode (classic RL on dialogue acts) and by the built-in tutors, which choose acts
+and speak through it. Every strategy has its own cue phrase, so the rule-based annotator
+(:mod:`envs.annotate`) reads the act back from the text; the topic is named whenever the material itself
+does not name it, as a tutor would.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from envs.acts import TutorAct
+from envs.annotate import END_MARKER
+from envs.tasks.base import KnowledgeComponent, Task
+
+_STRATEGY_LEADS: dict[str, tuple[str, ...]] = {
+    "follow_up_question": ("Why do you think that?", "How do you know?", "Can you explain your thinking?"),
+    "hint": ("Here's a hint: {hint}", "A hint: {hint}", "Notice that {hint_lower}"),
+    "analogy": ("Think of it as this: {analogy}", "It's like this: {analogy}"),
+    "scenario_question": ("Imagine this: {scenario}", "Suppose {scenario_lower}", "What if {scenario_lower}"),
+    "break_down": ("Let's break it down step by step.", "Let's take it one step at a time."),
+    "encourage": ("Good thinking, keep going!", "You're on the right track.", "Don't worry, you can do this."),
+    "corrective_feedback": ("Not quite. {negation}", "That's not right. {negation}"),
+    "contextualize": ("In real life, {context}", "In everyday life, {context}"),
+}
+
+
+def verbalise_act(act: TutorAct, task: Task, rng: np.random.Generator, misconception: str | None = None) -> str:
+    """Words for ``act`` on ``task``; ``misconception`` (an id) selects the counterexample/negation to use.
+
+    Example::
+
+        act = TutorAct(intent="guide_reasoning", strategy="hint", guidance_level="L2", target_kc=kc_id)
+        verbalise_act(act, task, np.random.default_rng(0))
+    """
+    kc = _kc(task, act.target_kc)
+    mis = _misconception(task, misconception or act.addresses_misconception, kc)
+    parts: list[str] = []
+
+    if act.intent == "summarize":
+        parts.append(f"To summarize: {task.summary}")
+        if act.ends_session:
+            parts.append(END_MARKER)
+        return " ".join(parts)
+
+    if act.strategy is not None:
+        lead = _pick(rng, _STRATEGY_LEADS[act.strategy])
+        parts.append(lead.format(**_fields(task, kc, mis, rng)))
+
+    if act.intent == "introduce_concept":
+        body = kc.worked_example if kc is not None and act.guidance_level == "L1" else None
+        if kc is None:
+            body = f"Let me explain the problem: {task.statement}"
+        elif body is None:
+            body = f"Let me explain {kc.name}: {kc.explanation}"
+        else:
+            body = f"Here's a worked example of {kc.name}: {body}"
+        parts.append(body)
+        if act.ends_session:
+            parts.append(END_MARKER)
+        return " ".join(parts)
+
+    if act.intent == "trigger_transfer" and kc is not None and kc.links:
+        link = kc.links[int(rng.integers(len(kc.links)))]
+        parts.append(f"Let's connect this to {link.discipline}: {link.bridge}")
+    elif kc is None:
+        parts.append(f"What do you think about this: {task.statement}")
+    else:
+        parts.append(_question(kc, act.guidance_level, rng))
+    if act.ends_session:
+        parts.append(END_MARKER)
+    return " ".join(parts)
+
+
+def _question(kc: KnowledgeComponent, level: str, rng: np.random.Generator) -> str:
+    pool = [q.text for q in kc.questions if q.guidance_level == level] or [q.text for q in kc.questions]
+    text = _pick(rng, pool)
+    lowered = text.lower()
+    if not any(k.lower() in lowered for k in kc.keywords):
+        text = f"About {kc.name.lower()}: {text}"
+    return text
+
+
+def _fields(task: Task, kc: KnowledgeComponent | None, mis, rng: np.random.Generator) -> dict[str, str]:
+    hint = _pick(rng, kc.hints) if kc is not None else task.solution[0]
+    analogy = _pick(rng, kc.analogies) if kc is not None else task.summary
+    if mis is not None:
+        scenario = mis.counterexample
+    elif kc is not None and kc.contexts:
+        scenario = _pick(rng, kc.contexts)
+    else:
+        scenario = task.statement
+    context = _pick(rng, kc.contexts) if kc is not None and kc.contexts else task.statement
+    negation = mis.negation if mis is not None else (kc.explanation if kc is not None else task.solution[0])
+    return {
+        "hint": hint,
+        "hint_lower": _lower_first(hint),
+        "analogy": analogy,
+        "scenario": scenario,
+        "scenario_lower": _lower_first(scenario),
+        "context": _lower_first(context),
+        "negation": negation,
+    }
+
+
+def _kc(task: Task, kc_id: str | None) -> KnowledgeComponent | None:
+    if kc_id is None:
+        return None
+    for kc in task.knowledge_components:
+        if kc.id == kc_id:
+            return kc
+    return None
+
+
+def _misconception(task: Task, mis_id: str | None, kc: KnowledgeComponent | None):
+    if mis_id is not None:
+        for m in task.misconceptions:
+            if m.id == mis_id:
+                return m
+    if kc is not None:
+        for m in task.misconceptions:
+            if m.kc == kc.id:
+                return m
+    return None
+
+
+def _pick(rng: np.random.Generator, options) -> str:
+    return options[int(rng.integers(len(options)))]
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text

@@ -1,0 +1,246 @@
+"""The rule-based annotator: a tutor utterance -> its SID act (:class:`envs.acts.TutorAct`).
+
+In ``text`` action mode this is how the env understands a tutor. It is deliberately transparent: cue
+phrases (precompiled regexes) decide the strategy, the intent and the guidance level; the task's own
+knowledge-component keywords decide the topic (``target_kc``) and, with a discipline lexicon, the
+disciplines; the leak detector decides whether an answer was stated. Content matters: an utterance that
+names no knowledge component of the task (flattery, keyword spam about nothing) gets ``target_kc=None``,
+which the simulated student treats as off topic.
+
+Rules, in order:
+
+- ``ends_session``: the end marker ``[END]`` (case-insensitive) anywhere in the turn.
+- strategy: the first matching cue group in :data:`STRATEGY_CUES` order; otherwise a question that follows
+  a student turn is a ``follow_up_question``; otherwise ``None``.
+- intent: ``summarize`` (summary cues or the end marker) > ``trigger_transfer`` (a discipline other than the
+  topic's, with a bridge cue or a KC link's keywords) > ``introduce_concept`` (explanation cues, or a
+  statement with no question) > ``check_understanding`` (closed questions) > ``guide_reasoning``.
+- guidance level: L3 for reasoning/transfer cues or transfer intent; L2 for explanation cues or an
+  explanation; else L1.
+- ``discipline_transfer``: the turn has a discipline the previous turn did not have, or links two (SPEC §1).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from envs.acts import TutorAct
+from envs.leak import AnswerKey, find_leaks
+from envs.tasks.base import Task
+
+END_MARKER = "[END]"
+_END_RE = re.compile(r"\[\s*end\s*\]", re.IGNORECASE)
+
+
+def _cue(*phrases: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![a-z])(?:" + "|".join(phrases) + r")(?![a-z])", re.IGNORECASE)
+
+
+STRATEGY_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("scenario_question", _cue(r"imagine", r"suppose", r"what if", r"what would happen", r"picture this",
+                               r"let'?s say", r"pretend", r"scenario", r"if you had", r"counterexample")),
+    ("analogy", _cue(r"it'?s like", r"is like", r"similar to", r"think of it as", r"just as", r"analogy",
+                     r"like a", r"the same way")),
+    ("break_down", _cue(r"step by step", r"let'?s break", r"break it down", r"one step at a time",
+                        r"first step", r"step \d", r"smaller (?:steps|parts|pieces)", r"start with")),
+    ("hint", _cue(r"hint", r"clue", r"here'?s a tip", r"try thinking", r"remember that", r"notice that",
+                  r"look at")),
+    ("corrective_feedback", _cue(r"not quite", r"that'?s not", r"that is not", r"incorrect", r"a mistake",
+                                 r"careful", r"isn'?t right", r"not right", r"wrong", r"not correct")),
+    ("contextualize", _cue(r"in real life", r"everyday", r"real[- ]world", r"at the (?:store|shop|market)",
+                           r"in the kitchen", r"when you (?:cook|shop|travel|build)")),
+    ("encourage", _cue(r"great", r"good job", r"well done", r"nice", r"right track", r"don'?t worry",
+                       r"keep going", r"excellent", r"good thinking", r"you can do", r"good try")),
+)
+_FOLLOW_UP = _cue(r"why", r"how did", r"how do you know", r"can you explain", r"what makes you", r"and then",
+                  r"what next", r"tell me more", r"what do you notice")
+
+_SUMMARY = _cue(r"to summari[sz]e", r"in summary", r"let'?s recap", r"to sum up", r"we learned", r"we found",
+                r"so today", r"key idea", r"in short")
+_BRIDGE = _cue(r"connect", r"link", r"in physics", r"in chemistry", r"in biology", r"in geography",
+               r"in history", r"in art", r"a scientist", r"a geographer", r"an engineer", r"a historian",
+               r"an artist", r"a chemist", r"a physicist", r"a biologist", r"another subject", r"think about how")
+_EXPLAIN = _cue(r"means", r"is called", r"definition", r"is defined", r"the rule", r"here'?s how",
+                r"let me (?:explain|show)", r"worked example", r"for example", r"we (?:can|need to)",
+                r"the idea is", r"works like this", r"because")
+_CLOSED = re.compile(r"^\s*(?:is|are|does|do|can|did|was|were|will|would|should|has|have)\b|"
+                     r"\b(?:what is|what's|how many|how much|which|true or false|yes or no|does that make sense)\b",
+                     re.IGNORECASE)
+_L3 = _cue(r"why", r"what if", r"how would", r"predict", r"compare", r"what would happen", r"design",
+           r"evaluate", r"justify", r"generali[sz]e", r"apply (?:this|that|it)", r"how could", r"what would you",
+           r"connect", r"could you use", r"in general", r"always true")
+_L2 = _cue(r"explain", r"how", r"describe", r"in your own words", r"what does .{1,40} mean", r"show me",
+           r"walk me through")
+
+# A small discipline lexicon; the task's own KC keywords and link keywords extend it per task.
+DISCIPLINE_WORDS: dict[str, tuple[str, ...]] = {
+    "math": ("fraction", "number", "equation", "ratio", "percent", "graph", "calculate", "multiply", "divide",
+             "denominator", "numerator", "angle", "area", "perimeter", "proportion", "average"),
+    "physics": ("force", "energy", "speed", "velocity", "motion", "pressure", "gravity", "friction", "wave",
+                "electric", "circuit", "heat", "light", "density", "momentum", "acceleration"),
+    "chemistry": ("chemical", "reaction", "molecule", "atom", "acid", "solution", "mixture", "element",
+                  "compound", "oxid", "ph ", "dissolve", "concentration"),
+    "biology": ("cell", "organism", "plant", "animal", "body", "heart", "ecosystem", "species", "muscle",
+                "photosynthesis", "bacteria", "immune", "gene"),
+    "geography": ("map", "climate", "river", "mountain", "continent", "latitude", "longitude", "terrain",
+                  "elevation", "weather", "region", "population", "earthquake", "ocean"),
+    "history": ("history", "historical", "ancient", "century", "empire", "war", "invented", "medieval",
+                "civilization", "revolution"),
+    "technology": ("engineer", "design", "machine", "device", "computer", "sensor", "build", "prototype",
+                   "technology", "tool", "circuit board"),
+    "art": ("art", "paint", "drawing", "colour", "color", "music", "rhythm", "sculpture", "design pattern",
+            "perspective", "tiling", "mosaic"),
+    "language": ("word", "sentence", "story", "poem", "language", "describe in words", "vocabulary",
+                 "grammar", "write"),
+}
+_WORD_RE = re.compile(r"[a-z0-9']+")
+
+
+@dataclass
+class AnnotationContext:
+    """What the annotator needs to know about the dialogue so far (kept by the env)."""
+
+    focus_kc: str | None = None
+    previous_disciplines: tuple[str, ...] = ()
+    tutor_history: list[str] = field(default_factory=list)
+    student_spoke_last: bool = False
+
+
+class Annotator:
+    """Annotates tutor utterances for one task. Build once per episode: it precompiles the task's lexicon.
+
+    Example::
+
+        ann = Annotator(task)
+        act = ann.annotate("Imagine you cut a pizza into 6 slices. What fraction is one slice?", ctx)
+    """
+
+    def __init__(self, task: Task, answer_keys: Sequence[AnswerKey], givens: Sequence[str]) -> None:
+        self.task = task
+        self.answer_keys = tuple(answer_keys)
+        self.givens = tuple(givens)
+        self.main_discipline = task.disciplines[0]
+        self._kc_patterns = [(kc.id, kc.discipline, _phrase_re(kc.keywords)) for kc in task.knowledge_components]
+        self._link_patterns = [
+            (kc.id, link.discipline, _phrase_re(link.keywords + ((link.bridge,) if not link.keywords else ())))
+            for kc in task.knowledge_components
+            for link in kc.links
+        ]
+        self._mis_patterns = [(m.id, m.kc, _phrase_re(m.keywords)) for m in task.misconceptions if m.keywords]
+        self._counterexamples = [(m.id, _content_words(m.counterexample)) for m in task.misconceptions]
+        self._discipline_patterns = {d: _phrase_re(ws) for d, ws in DISCIPLINE_WORDS.items()}
+        self._kc_discipline = {kc.id: kc.discipline for kc in task.knowledge_components}
+
+    def annotate(self, utterance: str, ctx: AnnotationContext) -> TutorAct:
+        text = utterance
+        ends = bool(_END_RE.search(text))
+        is_question = "?" in text
+
+        strategy = next((name for name, pat in STRATEGY_CUES if pat.search(text)), None)
+        if strategy is None and is_question and ctx.student_spoke_last:
+            strategy = "follow_up_question"
+        if strategy is None and is_question and _FOLLOW_UP.search(text):
+            strategy = "follow_up_question"
+
+        target_kc, kc_disciplines = self._topic(text, ctx)
+        disciplines = self._disciplines(text, kc_disciplines, target_kc)
+        topic_discipline = self._kc_discipline.get(target_kc or "", self.main_discipline)
+        linked = self._linked_discipline(text)
+        other = [d for d in disciplines if d != topic_discipline]
+        if linked and linked not in disciplines:
+            disciplines = disciplines + (linked,)
+            other.append(linked)
+
+        if ends or _SUMMARY.search(text):
+            intent = "summarize"
+        elif other and (linked is not None or _BRIDGE.search(text)):
+            intent = "trigger_transfer"
+        elif _EXPLAIN.search(text) or not is_question:
+            intent = "introduce_concept"
+        elif _CLOSED.search(text) and not _L3.search(text):
+            intent = "check_understanding"
+        else:
+            intent = "guide_reasoning"
+
+        if intent == "trigger_transfer" or (is_question and _L3.search(text)):
+            level = "L3"
+        elif _L2.search(text) or intent in ("introduce_concept", "summarize"):
+            level = "L2"
+        else:
+            level = "L1"
+
+        transfer = len(disciplines) >= 2 or any(d not in ctx.previous_disciplines for d in disciplines)
+        if not ctx.previous_disciplines:  # the first turn brings nothing in relative to nothing
+            transfer = len(disciplines) >= 2
+
+        leaks = find_leaks(text, self.answer_keys, givens=self.givens, history=ctx.tutor_history)
+        return TutorAct(
+            intent=intent,
+            strategy=strategy,
+            guidance_level=level,
+            disciplines=disciplines,
+            discipline_transfer=transfer,
+            target_kc=target_kc,
+            reveals_answer=leaks.leaked,
+            revealed_items=leaks.item_ids,
+            addresses_misconception=self._misconception(text, target_kc),
+            is_question=is_question,
+            ends_session=ends,
+        )
+
+    def _topic(self, text: str, ctx: AnnotationContext) -> tuple[str | None, tuple[str, ...]]:
+        best, best_hits, found = None, 0, []
+        for kc_id, discipline, pat in self._kc_patterns:
+            hits = len(pat.findall(text)) if pat is not None else 0
+            if hits:
+                found.append(discipline)
+                # Prefer the KC in focus on ties: a dialogue stays on a topic unless moved.
+                if hits > best_hits or (hits == best_hits and kc_id == ctx.focus_kc):
+                    best, best_hits = kc_id, hits
+        return best, tuple(dict.fromkeys(found))
+
+    def _disciplines(self, text: str, kc_disciplines: tuple[str, ...], target_kc: str | None) -> tuple[str, ...]:
+        found = list(kc_disciplines)
+        lowered = text.lower()
+        for d, pat in self._discipline_patterns.items():
+            if d not in found and pat is not None and pat.search(lowered):
+                found.append(d)
+        if not found:
+            found.append(self._kc_discipline.get(target_kc or "", self.main_discipline))
+        return tuple(found)
+
+    def _linked_discipline(self, text: str) -> str | None:
+        for _kc, discipline, pat in self._link_patterns:
+            if pat is not None and pat.search(text):
+                return discipline
+        return None
+
+    def _misconception(self, text: str, target_kc: str | None) -> str | None:
+        for mid, _kc, pat in self._mis_patterns:
+            if pat is not None and len(pat.findall(text)) >= 2:
+                return mid
+        words = _content_words(text)
+        if len(words) >= 4:
+            for mid, cx_words in self._counterexamples:
+                if cx_words and len(words & cx_words) >= max(4, len(cx_words) // 3):
+                    return mid
+        return None
+
+
+def _phrase_re(phrases: Sequence[str]) -> re.Pattern[str] | None:
+    cleaned = sorted({p.strip().lower() for p in phrases if p and p.strip()}, key=len, reverse=True)
+    if not cleaned:
+        return None
+    return re.compile(r"(?<![a-z])(?:" + "|".join(re.escape(p) for p in cleaned) + r")", re.IGNORECASE)
+
+
+_STOP = frozenset(
+    "the a an and or but if then of to in on at for with is are was were be it this that what you your how why "
+    "do does did can could would should will we they he she i me my our their its as by from so not no yes".split()
+)
+
+
+def _content_words(text: str) -> frozenset[str]:
+    return frozenset(w for w in _WORD_RE.findall(text.lower()) if w not in _STOP and len(w) > 2)

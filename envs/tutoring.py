@@ -1,0 +1,586 @@
+"""The tutoring session as a turn-based PettingZoo AEC environment (documented in :mod:`envs.tutoring_v0`)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+
+from envs import spaces as tzs
+from envs.act_text import verbalise_act
+from envs.acts import StudentTurn, TutorAct
+from envs.annotate import AnnotationContext, Annotator
+from envs.config import EnvConfig, make_config
+from envs.grading import Grade, grade
+from envs.labels import COGNITION_STATES, INTENTS, STRATEGIES
+from envs.leak import AnswerKey
+from envs.tasks import get_task_set
+from envs.tasks.base import Item, Task
+
+AGENTS = ("tutor", "student")
+_NUMBER_RE = re.compile(r"-?\d+(?:[./]\d+)?")
+
+_SYSTEM_PROMPT = (
+    "You are a patient expert tutor. Help the student understand the task through questions and scaffolding "
+    "rather than telling the answer. You see each pre-test question and whether the student got it right, "
+    "but not the options. Keep each turn short. When the student has understood, close with a brief summary "
+    "and the marker [END]."
+)
+_STUDENT_PROMPT = "You are a student working with a tutor on this task: {statement}"
+
+
+class TutoringEnv(AECEnv):
+    """A tutor and a student: pre-test -> dialogue -> post-test. See :mod:`envs.tutoring_v0` for the docs."""
+
+    metadata = {"name": "tutoring_v0", "render_modes": ["human", "ansi"], "is_parallelizable": True}
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__()
+        max_steps = kwargs.pop("_max_steps", None)
+        self.config: EnvConfig = make_config(**kwargs)
+        self.render_mode = self.config.render_mode
+        self.possible_agents = list(AGENTS)
+        self.agents = []
+        self._max_steps = max_steps if max_steps is not None else (
+            2 * self.config.max_cycles if self.config.max_cycles is not None else None
+        )
+        self._task_set = get_task_set(self.config.task_set, self.config.task_path)
+        self._task_ids = self._task_set.task_ids()
+        if not self._task_ids:
+            raise ValueError(f"task set {self.config.task_set!r} has no tasks; give a task_path with data")
+        if self.config.task_id is not None and self.config.task_id not in self._task_ids:
+            from difflib import get_close_matches
+
+            close = get_close_matches(self.config.task_id, self._task_ids, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            from envs.errors import ConfigError
+
+            raise ConfigError(
+                f"task_id {self.config.task_id!r} is not in task set {self.config.task_set!r}.{hint} "
+                f"Run `tutorzoo list tasks --task-set {self.config.task_set}` to see the ids."
+            )
+        self.task: Task | None = None
+
+    # ------------------------------------------------------------------ spaces
+    @functools.cache  # noqa: B019 - one env instance per cache entry is intended (space identity)
+    def observation_space(self, agent: str) -> spaces.Space:
+        return tzs.tutor_observation_space() if agent == "tutor" else tzs.student_observation_space()
+
+    @functools.cache  # noqa: B019
+    def action_space(self, agent: str) -> spaces.Space:
+        if agent == "tutor":
+            return tzs.tutor_action_space(self.config.action_mode)
+        return tzs.student_action_space()
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        # A seed starts a stream; unseeded resets continue it, so reset(seed=s), reset(), ... is reproducible.
+        if seed is not None or not hasattr(self, "_seed_stream"):
+            self._seed_stream = np.random.default_rng(seed)
+            episode_seed = seed
+        else:
+            episode_seed = int(self._seed_stream.integers(2**63))
+        self._rng = np.random.default_rng(episode_seed)
+        task_id = self.config.task_id
+        if task_id is None:
+            task_id = self._task_ids[int(self._rng.integers(len(self._task_ids)))]
+        task = self._task_set.build(task_id, self._rng)
+        self.task = task
+        self._task_public = task.public_view()
+        self._pre_items: tuple[Item, ...] = task.pretest
+        self._post_items: list[tuple[Item, str]] = self._posttest_items(task)
+        keys = [_answer_key(it) for it in task.pretest]
+        if not any(k.value == task.answer for k in keys):
+            keys.append(AnswerKey(item_id="task", value=task.answer))
+        givens = tuple(dict.fromkeys(_NUMBER_RE.findall(task.statement)))
+        self._annotator = Annotator(task, keys, givens)
+        self._ctx = AnnotationContext(focus_kc=task.knowledge_components[0].id)
+        self._kc_index = {kc.id: i for i, kc in enumerate(task.knowledge_components[: tzs.MAX_KCS])}
+
+        self.agents = list(AGENTS)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+
+        self.transcript: list[dict] = []
+        self.pretest_results: list[dict] = []
+        self.posttest_results: list[dict] = []
+        self.tutor_turns = 0
+        self.invalid_turns = {"tutor": 0, "student": 0}
+        self.clipped_turns = {"tutor": 0, "student": 0}
+        self.ended_by: str | None = None
+        self._steps = 0
+        self._revealed = False
+        self._last_student: dict | None = None
+        self._last_tutor_act: TutorAct | None = None
+        self._last_tutor_text = ""
+        self._privileged: dict = {}
+        self._tutor_messages: list[dict] = [{"role": "system", "content": _SYSTEM_PROMPT}]
+        self._student_messages: list[dict] = [
+            {"role": "system", "content": _STUDENT_PROMPT.format(statement=task.statement)}
+        ]
+        self.outcome: dict | None = None
+
+        self.phase = "pretest"
+        self._student_next: tuple[str, int] = ("pretest", 0)
+        self._tutor_next = "observe"
+        self._tutor_text = "The pre-test is starting."
+        self.agent_selection = "student"
+        self.infos = {a: {} for a in self.agents}
+        self._refresh_infos()
+
+    def _posttest_items(self, task: Task) -> list[tuple[Item, str]]:
+        mode = self.config.posttest
+        items: list[tuple[Item, str]] = []
+        if mode in ("isomorphic", "both"):
+            items += [(it, "isomorphic") for it in task.posttest]
+        if mode in ("same", "both"):
+            items += [(it, "same") for it in task.pretest]
+        return items
+
+    def observe(self, agent: str) -> dict:
+        if agent == "tutor":
+            text, features = self._tutor_text, self._tutor_features()
+        else:
+            text, features = self._student_text(), self._student_features()
+        text, _ = tzs.normalize_text(text, tzs.MAX_OBSERVATION_CHARS)
+        return {"text": text, "features": features}
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations.get(agent, False) or self.truncations.get(agent, False):
+            self._was_dead_step(action)
+            return
+        self._clear_rewards()
+        self._cumulative_rewards[agent] = 0.0
+        if agent == "student":
+            self._student_step(action)
+            next_agent = "tutor"
+        else:
+            self._tutor_step(action)
+            next_agent = "student"
+        self._steps += 1
+        if self.outcome is None and self._max_steps is not None and self._steps >= self._max_steps:
+            self._finish(ended_by="truncated", truncated=True)
+        self.agent_selection = next_agent
+        self._accumulate_rewards()
+        self._refresh_infos()
+        if self.render_mode == "human":
+            self.render()
+
+    # ------------------------------------------------------------------ student side
+    def _student_step(self, action: Any) -> None:
+        kind, index = self._student_next
+        if kind in ("pretest", "posttest"):
+            text = self._student_text_action(action)
+            self._answer_item(kind, index, text)
+            return
+        turn = self._student_turn(action)
+        self._record_student(turn)
+        if kind == "open":
+            self._tutor_next, self._student_next = "dialogue", ("reply", 0)
+            self.phase = "dialogue"
+        elif self.tutor_turns >= self.config.max_turns:
+            self._start_posttest(tutor_observes=True)
+        else:
+            self._tutor_next, self._student_next = "dialogue", ("reply", 0)
+
+    def _answer_item(self, kind: str, index: int, text: str) -> None:
+        if kind == "pretest":
+            item, item_kind = self._pre_items[index], None
+        else:
+            item, item_kind = self._post_items[index]
+        g: Grade = grade(item, text)
+        result = {
+            "item_id": item.id,
+            "kcs": list(item.kcs),
+            "subject": item.subject,
+            "response": text,
+            "extracted": g.extracted,
+            "valid": g.valid,
+            "correct": g.correct,
+        }
+        if kind == "pretest":
+            self.pretest_results.append(result)
+            self._student_messages += [
+                {"role": "user", "content": item.render()},
+                {"role": "assistant", "content": text},
+            ]
+            verdict = "correct" if g.correct else ("incorrect" if g.valid else "invalid (no answer found)")
+            self._tutor_text = (
+                f"Pre-test question {index + 1}/{len(self._pre_items)}: {item.render(with_options=False)}\n"
+                f"Student's answer: {text}\nResult: {verdict}"
+            )
+            if index + 1 < len(self._pre_items):
+                self._tutor_next, self._student_next = "observe", ("pretest", index + 1)
+            elif self.config.opener == "student":
+                self._tutor_next, self._student_next = "observe", ("open", 0)
+                self.phase = "dialogue"
+            else:
+                self._tutor_next, self._student_next = "dialogue", ("reply", 0)
+                self.phase = "dialogue"
+                self._tutor_text = self._pretest_summary() + "\nYou open the dialogue."
+            if self.phase == "dialogue":
+                self._tutor_messages.append({"role": "user", "content": self._pretest_summary()})
+            return
+        result["kind"] = item_kind
+        result["parallel_of"] = item.parallel_of if item_kind == "isomorphic" else None
+        self.posttest_results.append(result)
+        if index + 1 < len(self._post_items):
+            self._tutor_next, self._student_next = "observe", ("posttest", index + 1)
+            self._tutor_text = f"Post-test question {index + 2}/{len(self._post_items)} is being answered."
+        else:
+            self._finish(ended_by=self.ended_by or "max_turns")
+
+    def _student_text_action(self, action: Any) -> str:
+        if isinstance(action, StudentTurn):
+            action = action.utterance
+        elif isinstance(action, dict):
+            action = action.get("utterance", "")
+        text, changed = tzs.normalize_text(action, tzs.MAX_UTTERANCE_CHARS)
+        if changed:
+            self.clipped_turns["student"] += 1
+        return text
+
+    def _student_turn(self, action: Any) -> dict:
+        """A student dialogue turn with its labels; plain text (an LLM student) gets neutral labels."""
+        invalid = False
+        if isinstance(action, StudentTurn):
+            turn = action
+        elif isinstance(action, dict) and isinstance(action.get("utterance"), str):
+            try:
+                turn = StudentTurn(
+                    utterance=action["utterance"],
+                    cognition_state=action.get("cognition_state", "vague_understanding"),
+                    cognitive_level=action.get("cognitive_level", "understand"),
+                    disciplines=tuple(action.get("disciplines", (self.task.disciplines[0],))),
+                    discipline_transfer=bool(action.get("discipline_transfer", False)),
+                    privileged=dict(action.get("privileged", {})),
+                )
+            except (ValueError, TypeError):
+                invalid = True
+                turn = StudentTurn(action["utterance"], "irrelevant", "remember", (self.task.disciplines[0],))
+        else:
+            text = action if isinstance(action, str) else ""
+            invalid = not isinstance(action, str)
+            turn = StudentTurn(text, "vague_understanding", "understand", (self.task.disciplines[0],))
+        text, changed = tzs.normalize_text(turn.utterance, tzs.MAX_UTTERANCE_CHARS)
+        if changed:
+            self.clipped_turns["student"] += 1
+        if invalid or not text.strip():
+            self.invalid_turns["student"] += 1
+            invalid = True
+        if turn.privileged:
+            self._privileged = turn.privileged
+        from envs.grading import mentions_value
+
+        return {
+            "speaker": "student",
+            "utterance": text,
+            "teacher_intent": None,
+            "teaching_strategy": None,
+            "discipline": list(turn.disciplines),
+            "discipline_transfer": turn.discipline_transfer,
+            "student_cognition_state": turn.cognition_state,
+            "teacher_guidance_level": None,
+            "cognitive_level": turn.cognitive_level,
+            "turn": self.tutor_turns,
+            "target_kc": None,
+            "reveals_answer": False,
+            "states_answer": bool(text) and mentions_value(text, self.task.answer),
+            "invalid": invalid,
+        }
+
+    def _record_student(self, rec: dict) -> None:
+        self.transcript.append(rec)
+        self._last_student = rec
+        self._ctx.student_spoke_last = True
+        self._ctx.previous_disciplines = tuple(rec["discipline"])
+        self._tutor_messages.append({"role": "user", "content": rec["utterance"]})
+        self._student_messages.append({"role": "assistant", "content": rec["utterance"]})
+        self._tutor_text = rec["utterance"]
+
+    # ------------------------------------------------------------------ tutor side
+    def _tutor_step(self, action: Any) -> None:
+        if self._tutor_next == "observe":
+            return  # the tutor watches the tests; its action is not part of the session
+        act, text = self._tutor_act(action)
+        self.tutor_turns += 1
+        if act.target_kc is not None:
+            self._ctx.focus_kc = act.target_kc
+        self._revealed = self._revealed or act.reveals_answer
+        rec = {
+            "speaker": "tutor",
+            "utterance": text,
+            "teacher_intent": act.intent,
+            "teaching_strategy": act.strategy,
+            "discipline": list(act.disciplines),
+            "discipline_transfer": act.discipline_transfer,
+            "student_cognition_state": None,
+            "teacher_guidance_level": act.guidance_level,
+            "cognitive_level": None,
+            "turn": self.tutor_turns,
+            "target_kc": act.target_kc,
+            "reveals_answer": act.reveals_answer,
+            "states_answer": False,
+            "invalid": act.invalid,
+        }
+        self.transcript.append(rec)
+        self._ctx.tutor_history.append(text)
+        self._ctx.previous_disciplines = act.disciplines
+        self._ctx.student_spoke_last = False
+        self._last_tutor_act, self._last_tutor_text = act, text
+        self._tutor_messages.append({"role": "assistant", "content": text})
+        self._student_messages.append({"role": "user", "content": text})
+        if act.ends_session:
+            self.ended_by = "end_marker"
+            self._start_posttest(tutor_observes=False)
+        else:
+            self._student_next = ("reply", 0)
+
+    def _tutor_act(self, action: Any) -> tuple[TutorAct, str]:
+        if self.config.action_mode == "act":
+            return self._decode_act(action)
+        text, changed = tzs.normalize_text(action, tzs.MAX_UTTERANCE_CHARS)
+        if changed:
+            self.clipped_turns["tutor"] += 1
+        if not isinstance(action, str) or not text.strip():
+            self.invalid_turns["tutor"] += 1
+            return _invalid_act(self.task), text
+        return self._annotator.annotate(text, self._ctx), text
+
+    def _decode_act(self, action: Any) -> tuple[TutorAct, str]:
+        try:
+            vec = np.asarray(action, dtype=np.int64).reshape(-1)
+            ok = vec.shape == (len(tzs.ACT_NVEC),) and bool(np.all((vec >= 0) & (vec < np.array(tzs.ACT_NVEC))))
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            self.invalid_turns["tutor"] += 1
+            return _invalid_act(self.task), ""
+        intent_i, strategy_i, level_i, kc_i, end_i = (int(v) for v in vec)
+        kcs = self.task.knowledge_components
+        kc = kcs[kc_i] if kc_i < len(kcs) else None
+        intent = INTENTS[intent_i]
+        disciplines: tuple[str, ...] = (kc.discipline,) if kc is not None else (self.task.disciplines[0],)
+        if intent == "trigger_transfer" and kc is not None and kc.links:
+            disciplines = tuple(dict.fromkeys(disciplines + (kc.links[0].discipline,)))
+        transfer = len(disciplines) >= 2 or any(d not in self._ctx.previous_disciplines for d in disciplines)
+        strategy = None if strategy_i == len(STRATEGIES) else STRATEGIES[strategy_i]
+        mis = None
+        if kc is not None and strategy in ("scenario_question", "analogy", "corrective_feedback"):
+            mis = next((m.id for m in self.task.misconceptions if m.kc == kc.id), None)
+        act = TutorAct(
+            intent=intent,
+            strategy=strategy,
+            guidance_level=("L1", "L2", "L3")[level_i],
+            disciplines=disciplines,
+            discipline_transfer=transfer if self._ctx.previous_disciplines else len(disciplines) >= 2,
+            target_kc=kc.id if kc is not None else None,
+            addresses_misconception=mis,
+            is_question=intent in ("check_understanding", "guide_reasoning", "trigger_transfer"),
+            ends_session=bool(end_i),
+        )
+        return act, verbalise_act(act, self.task, self._rng)
+
+    def _start_posttest(self, tutor_observes: bool) -> None:
+        self.phase = "posttest"
+        self._student_next = ("posttest", 0)
+        self._tutor_next = "observe"
+        if tutor_observes:
+            self._tutor_text = "The dialogue is over; the post-test is starting."
+
+    # ------------------------------------------------------------------ outcome
+    def _finish(self, ended_by: str, truncated: bool = False) -> None:
+        self.ended_by = ended_by
+        pre = _score(self.pretest_results)
+        iso = [r for r in self.posttest_results if r["kind"] == "isomorphic"]
+        same = [r for r in self.posttest_results if r["kind"] == "same"]
+        primary = iso if self.config.posttest != "same" else same
+        post = _score(primary) if primary else None
+        post_same = _score(same) if same else None
+        gain = (post - pre) if (post is not None and pre is not None) else 0.0
+        components = {"learning_gain": float(gain)}
+        self.outcome = {
+            "pretest_score": pre,
+            "posttest_score": post,
+            "posttest_same_score": post_same,
+            "learning_gain": gain if post is not None else None,
+            "learning_gain_same": (post_same - pre) if (post_same is not None and pre is not None) else None,
+            "reward_components": components,
+            "reward": float(sum(components.values())),
+        }
+        if not truncated:
+            self.rewards["tutor"] = self.outcome["reward"]
+            self.rewards["student"] = float(gain)
+        for a in self.agents:
+            if truncated:
+                self.truncations[a] = True
+            else:
+                self.terminations[a] = True
+        self.phase = "done"
+
+    def episode_record(self) -> dict:
+        """The episode as one JSON-able object (the ``episodes.jsonl`` record of DESIGN.md)."""
+        assert self.task is not None, "reset() the env before asking for its record"
+        outcome = self.outcome or {
+            "pretest_score": _score(self.pretest_results),
+            "posttest_score": None,
+            "posttest_same_score": None,
+            "learning_gain": None,
+            "learning_gain_same": None,
+            "reward_components": {},
+            "reward": 0.0,
+        }
+        return {
+            "task": {"id": self.task.id, "title": self.task.title, "disciplines": list(self.task.disciplines)},
+            "config": self.config.model_dump(exclude={"render_mode"}),
+            "transcript": [dict(t) for t in self.transcript],
+            "pretest": [dict(r) for r in self.pretest_results],
+            "posttest": [dict(r) for r in self.posttest_results],
+            **outcome,
+            "n_tutor_turns": self.tutor_turns,
+            "ended_by": self.ended_by or "unfinished",
+            "invalid_turns": dict(self.invalid_turns),
+            "clipped_turns": dict(self.clipped_turns),
+            "privileged_student_state": self._privileged,
+        }
+
+    # ------------------------------------------------------------------ observations and infos
+    def _tutor_features(self) -> np.ndarray:
+        f = np.zeros(tzs.TUTOR_FEATURES, dtype=np.float32)
+        if self.phase in tzs.PHASES:
+            f[tzs.PHASES.index(self.phase)] = 1.0
+        f[3] = min(1.0, self.tutor_turns / self.config.max_turns)
+        if self.pretest_results:
+            f[4] = sum(r["correct"] for r in self.pretest_results) / len(self.pretest_results)
+        kc_feat = f[5 : 5 + tzs.MAX_KCS]
+        kc_feat[:] = -1.0
+        for kc_id, i in self._kc_index.items():
+            results = [r["correct"] for r in self.pretest_results if kc_id in r["kcs"]]
+            kc_feat[i] = (sum(results) / len(results)) if results else 0.0
+        base = 5 + tzs.MAX_KCS
+        if self._last_student is not None:
+            f[base + COGNITION_STATES.index(self._last_student["student_cognition_state"])] = 1.0
+            f[base + len(COGNITION_STATES)] = float(self._last_student["states_answer"])
+        f[base + len(COGNITION_STATES) + 1] = float(self._revealed)
+        return f
+
+    def _student_features(self) -> np.ndarray:
+        f = np.zeros(tzs.STUDENT_FEATURES, dtype=np.float32)
+        if self.phase in tzs.PHASES:
+            f[tzs.PHASES.index(self.phase)] = 1.0
+        f[3] = min(1.0, self.tutor_turns / self.config.max_turns)
+        return f
+
+    def _student_text(self) -> str:
+        kind, index = self._student_next
+        if self.phase == "done":
+            return "The session is over."
+        if kind == "pretest":
+            item = self._pre_items[index]
+            return f"Pre-test question {index + 1}: {item.render()}\nExplain briefly, then end with 'The answer is ...'."
+        if kind == "posttest":
+            item = self._post_items[index][0]
+            return f"Post-test question {index + 1}: {item.render()}\nExplain briefly, then end with 'The answer is ...'."
+        if kind == "open":
+            return f"Start the dialogue: ask your tutor about the task. Task: {self.task.statement}"
+        return self._last_tutor_text
+
+    def _pretest_summary(self) -> str:
+        lines = [f"Task: {self.task.statement}", "Pre-test results:"]
+        for i, (item, r) in enumerate(zip(self._pre_items, self.pretest_results)):
+            verdict = "correct" if r["correct"] else "incorrect"
+            lines.append(f"{i + 1}. {item.render(with_options=False)} Student: {r['response']} ({verdict})")
+        return "\n".join(lines)
+
+    def _refresh_infos(self) -> None:
+        if not self.agents:
+            return
+        common = {"phase": self.phase, "turn": self.tutor_turns, "max_turns": self.config.max_turns}
+        tutor_info = {
+            **common,
+            "observe_only": self._tutor_next == "observe" or self.phase == "done",
+            "messages": list(self._tutor_messages),
+            "task": self._task_public,
+            "pretest": [
+                {
+                    "item_id": r["item_id"],
+                    "kcs": list(item.kcs),
+                    "question": item.render(with_options=False),
+                    "answer": _answer_text(item),
+                    "response": r["response"],
+                    "correct": r["correct"],
+                }
+                for item, r in zip(self._pre_items, self.pretest_results)
+            ],
+            "last_act": self._last_tutor_act.to_dict() if self._last_tutor_act else None,
+        }
+        kind, index = self._student_next
+        student_info: dict[str, Any] = {
+            **common,
+            "task": self.task,
+            "messages": list(self._student_messages),
+            "tutor_act": self._last_tutor_act if kind == "reply" else None,
+            "tutor_utterance": self._last_tutor_text if kind == "reply" else "",
+            "privileged_student_state": self._privileged,
+        }
+        if kind == "pretest":
+            student_info.update(item=self._pre_items[index], item_index=index, n_items=len(self._pre_items))
+        elif kind == "posttest" and self.phase == "posttest":
+            item, post_kind = self._post_items[index]
+            student_info.update(item=item, item_index=index, n_items=len(self._post_items), posttest_kind=post_kind)
+        if self.outcome is not None:
+            tutor_info["outcome"] = dict(self.outcome)
+            student_info["outcome"] = dict(self.outcome)
+        self.infos = {"tutor": tutor_info, "student": student_info}
+
+    # ------------------------------------------------------------------ rendering
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        lines = [f"[{self.phase}] task={self.task.id if self.task else '-'} tutor turns={self.tutor_turns}"]
+        for t in self.transcript[-6:]:
+            label = t["teacher_intent"] if t["speaker"] == "tutor" else t["student_cognition_state"]
+            lines.append(f"{t['speaker']:>7} ({label}): {t['utterance']}")
+        out = "\n".join(lines)
+        if self.render_mode == "human":
+            print(out)
+            return None
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+def _invalid_act(task: Task) -> TutorAct:
+    return TutorAct(
+        intent="check_understanding",
+        strategy=None,
+        guidance_level="L1",
+        disciplines=(task.disciplines[0],),
+        target_kc=None,
+        invalid=True,
+    )
+
+
+def _answer_key(item: Item) -> AnswerKey:
+    if item.options is not None:
+        idx = ord(item.answer) - ord("A")
+        return AnswerKey(item_id=item.id, value=item.options[idx], option_letter=item.answer,
+                         option_text=item.options[idx])
+    return AnswerKey(item_id=item.id, value=item.answer)
+
+
+def _answer_text(item: Item) -> str:
+    return item.options[ord(item.answer) - ord("A")] if item.options is not None else item.answer
+
+
+def _score(results: list[dict]) -> float | None:
+    return (sum(r["correct"] for r in results) / len(results)) if results else None
+

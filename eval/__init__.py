@@ -1,0 +1,1 @@
+"""Evaluation: rollouts, metrics, leaderboards, reports and the ``tutorzoo`` CLI."""

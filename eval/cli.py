@@ -1,0 +1,186 @@
+"""The ``tutorzoo`` command line: ``eval``, ``rollout``, ``score``, ``list``.
+
+Examples::
+
+    tutorzoo eval --suite default --out runs/default        # the README's main command
+    tutorzoo rollout --tutor socratic --persona weak_knowledge_partly_wrong --episodes 5 --out runs/r1
+    tutorzoo rollout --tutor my_pkg.tutors:MyTutor --task-set stem --episodes 48 --out runs/mine
+    tutorzoo score runs/r1/episodes.jsonl --out runs/r1
+    tutorzoo list personas
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from envs.errors import TutorZooError
+
+EXIT_OK, EXIT_ERROR = 0, 2
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                    console=console, transient=True)
+
+
+def _run(specs, tutors: list[str], out: Path, console: Console) -> list[dict]:
+    from agents.student import SimulatedStudent
+    from agents.tutor.registry import make_tutor
+    from eval.rollout import JsonlWriter, run_specs
+
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "episodes.jsonl"
+    path.unlink(missing_ok=True)  # a fresh run; resuming is the harness issue's --resume
+    records: list[dict] = []
+    with JsonlWriter(path) as writer, _progress(console) as progress:
+        bar = progress.add_task("episodes", total=len(specs) * len(tutors))
+
+        def on_record(record: dict) -> None:
+            writer(record)
+            progress.advance(bar)
+
+        records = list(run_specs(specs, tutors, make_tutor, SimulatedStudent, on_record=on_record))
+    return records
+
+
+def cmd_eval(args: argparse.Namespace, console: Console) -> int:
+    from eval.leaderboard import build, print_leaderboard, write_report
+    from eval.suite import load_suite
+
+    suite = load_suite(args.suite)
+    tutors = args.tutor or suite.tutors
+    specs = suite.specs(args.split)
+    if args.limit is not None:
+        specs = specs[: args.limit]
+    out = Path(args.out or f"runs/{suite.name}")
+    console.print(f"Suite [bold]{suite.name}[/bold] v{suite.version} ({args.split}): {len(specs)} episodes x "
+                  f"{len(tutors)} tutors -> {out}")
+    start = time.perf_counter()
+    records = _run(specs, tutors, out, console)
+    elapsed = time.perf_counter() - start
+    board = build(records)
+    title = f"TutorZoo leaderboard: suite {suite.name} v{suite.version} ({args.split})"
+    print_leaderboard(board, title, console)
+    write_report(board, out, title, {"suite": suite.name, "version": suite.version, "split": args.split,
+                                     "tutors": ", ".join(tutors), "episodes per tutor": len(specs)})
+    console.print(f"{len(records)} episodes in {elapsed:.1f} s. Wrote {out / 'episodes.jsonl'}, "
+                  f"{out / 'metrics.json'}, {out / 'report.md'}")
+    return EXIT_OK
+
+
+def cmd_rollout(args: argparse.Namespace, console: Console) -> int:
+    from agents.student.personas import get_persona
+    from envs.config import EpisodeSpec, make_config
+
+    get_persona(args.persona)  # fail early with a did-you-mean
+    protocol = {"max_turns": args.max_turns, "opener": args.opener, "posttest": args.posttest}
+    if args.task_path:
+        protocol["task_path"] = args.task_path
+    make_config(task_set=args.task_set, task_id=args.task_id, **protocol)
+    specs = [EpisodeSpec(task_set=args.task_set, task_id=args.task_id, persona=args.persona, seed=args.seed + i,
+                         protocol=protocol) for i in range(args.episodes)]
+    out = Path(args.out)
+    records = _run(specs, [args.tutor], out, console)
+    gains = [r["learning_gain"] for r in records if r["learning_gain"] is not None]
+    failed = sum(1 for r in records if r["failures"])
+    mean = sum(gains) / len(gains) if gains else float("nan")
+    console.print(f"{len(records)} episodes ({failed} with failures); mean learning gain {100 * mean:.1f} points. "
+                  f"Wrote {out / 'episodes.jsonl'}")
+    return EXIT_OK
+
+
+def cmd_list(args: argparse.Namespace, console: Console) -> int:
+    if args.what == "tutors":
+        from agents.tutor.registry import TUTORS
+
+        for name, cls in TUTORS.items():
+            console.print(f"{name:10s} {(cls.__doc__ or '').strip().splitlines()[0]}")
+        console.print("Any class with reset(seed) and act(observation, info): --tutor package.module:ClassName")
+    elif args.what == "personas":
+        from agents.student.personas import load_personas
+
+        for name, p in sorted(load_personas().items(), key=lambda kv: (kv[1].family, kv[0])):
+            console.print(f"{p.family:10s} {name}")
+    elif args.what == "tasks":
+        from envs.tasks import get_task_set
+
+        for task_id in get_task_set(args.task_set, args.task_path).task_ids():
+            console.print(task_id)
+    elif args.what == "task-sets":
+        from envs.tasks import TASK_SETS
+
+        for name in TASK_SETS:
+            console.print(name)
+    elif args.what == "suites":
+        from eval.suite import SUITE_DIR, load_suite
+
+        for path in sorted(SUITE_DIR.glob("*.yaml")):
+            suite = load_suite(str(path))
+            console.print(f"{suite.name:14s} v{suite.version}  {suite.description}")
+    return EXIT_OK
+
+
+def cmd_score(args: argparse.Namespace, console: Console) -> int:
+    from eval.score import main as score_main
+
+    return score_main(args.rest)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tutorzoo", description="Train and benchmark AI tutors against simulated students.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    e = sub.add_parser("eval", help="run a benchmark suite with its tutors and print the leaderboard")
+    e.add_argument("--suite", default="default", help="suite name (configs/suites/NAME.yaml) or path")
+    e.add_argument("--tutor", action="append", help="tutor(s) to compare instead of the suite's (repeatable)")
+    e.add_argument("--split", choices=["all", "train", "held_out"], default="all")
+    e.add_argument("--limit", type=int, default=None, help="only the first N episode specs (smoke runs)")
+    e.add_argument("--out", default=None, help="output folder (default runs/SUITE)")
+    e.set_defaults(func=cmd_eval)
+
+    r = sub.add_parser("rollout", help="roll out one tutor against one student persona")
+    r.add_argument("--tutor", default="socratic", help="registry name or package.module:ClassName")
+    r.add_argument("--persona", default="all_round_partly_wrong")
+    r.add_argument("--task-set", default="math")
+    r.add_argument("--task-id", default=None, help="default: drawn from each episode's seed")
+    r.add_argument("--task-path", default=None, help="data for the task set (mcq bank file, lesson folder)")
+    r.add_argument("--episodes", type=int, default=1)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--max-turns", type=int, default=8)
+    r.add_argument("--opener", choices=["student", "tutor"], default="student")
+    r.add_argument("--posttest", choices=["isomorphic", "same", "both"], default="isomorphic")
+    r.add_argument("--out", required=True)
+    r.set_defaults(func=cmd_rollout)
+
+    s = sub.add_parser("score", help="compute every metric for an episodes.jsonl (or SID-style dialogues)",
+                       add_help=False)
+    s.add_argument("rest", nargs=argparse.REMAINDER)
+    s.set_defaults(func=cmd_score)
+
+    ls = sub.add_parser("list", help="list tutors, personas, tasks, task sets or suites")
+    ls.add_argument("what", choices=["tutors", "personas", "tasks", "task-sets", "suites"])
+    ls.add_argument("--task-set", default="math")
+    ls.add_argument("--task-path", default=None)
+    ls.set_defaults(func=cmd_list)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    console = Console()
+    try:
+        return args.func(args, console)
+    except TutorZooError as exc:
+        console.print(f"[red]tutorzoo {args.command}: {exc}[/red]")
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

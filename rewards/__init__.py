@@ -1,0 +1,1 @@
+"""Reward terms and their weighted composition (TRL-compatible reward functions)."""

@@ -1,0 +1,1 @@
+"""Training recipes (TRL + PEFT) for tutor policies."""
