@@ -16,9 +16,10 @@ from envs.tasks.base import KnowledgeComponent, Task
 
 _STRATEGY_LEADS: dict[str, tuple[str, ...]] = {
     "follow_up_question": ("Why do you think that?", "How do you know?", "Can you explain your thinking?"),
-    "hint": ("Here's a hint: {hint}", "A hint: {hint}", "Notice that {hint_lower}"),
+    "hint": ("Here's a hint: {hint}", "A hint: {hint}", "Try thinking about this: {hint}"),
     "analogy": ("Think of it as this: {analogy}", "It's like this: {analogy}"),
-    "scenario_question": ("Imagine this: {scenario}", "Suppose {scenario_lower}", "What if {scenario_lower}"),
+    "scenario_question": ("Imagine this: {scenario}", "Let's test that idea with a counterexample: {scenario}",
+                          "Consider this scenario: {scenario}"),
     "break_down": ("Let's break it down step by step.", "Let's take it one step at a time."),
     "encourage": ("Good thinking, keep going!", "You're on the right track.", "Don't worry, you can do this."),
     "corrective_feedback": ("Not quite. {negation}", "That's not right. {negation}"),
@@ -95,10 +96,8 @@ def _fields(task: Task, kc: KnowledgeComponent | None, mis, rng: np.random.Gener
     negation = mis.negation if mis is not None else (kc.explanation if kc is not None else task.solution[0])
     return {
         "hint": hint,
-        "hint_lower": _lower_first(hint),
         "analogy": analogy,
         "scenario": scenario,
-        "scenario_lower": _lower_first(scenario),
         "context": _lower_first(context),
         "negation": negation,
     }

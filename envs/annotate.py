@@ -80,7 +80,7 @@ DISCIPLINE_WORDS: dict[str, tuple[str, ...]] = {
              "denominator", "numerator", "angle", "area", "perimeter", "proportion", "average"),
     "physics": ("force", "energy", "speed", "velocity", "motion", "pressure", "gravity", "friction", "wave",
                 "electric", "circuit", "heat", "light", "density", "momentum", "acceleration"),
-    "chemistry": ("chemical", "reaction", "molecule", "atom", "acid", "solution", "mixture", "element",
+    "chemistry": ("chemical", "chemical reaction", "molecule", "atom", "acid", "solution", "mixture", "element",
                   "compound", "oxid", "ph ", "dissolve", "concentration"),
     "biology": ("cell", "organism", "plant", "animal", "body", "heart", "ecosystem", "species", "muscle",
                 "photosynthesis", "bacteria", "immune", "gene"),
@@ -122,7 +122,14 @@ class Annotator:
         self.answer_keys = tuple(answer_keys)
         self.givens = tuple(givens)
         self.main_discipline = task.disciplines[0]
-        self._kc_patterns = [(kc.id, kc.discipline, _phrase_re(kc.keywords)) for kc in task.knowledge_components]
+        # A KC is the topic when the turn uses its keywords, its name, or the words of its misconceptions.
+        mis_words: dict[str, tuple[str, ...]] = {}
+        for m in task.misconceptions:
+            mis_words[m.kc] = mis_words.get(m.kc, ()) + m.keywords
+        self._kc_patterns = [
+            (kc.id, kc.discipline, _phrase_re(kc.keywords + (kc.name,) + mis_words.get(kc.id, ())))
+            for kc in task.knowledge_components
+        ]
         self._link_patterns = [
             (kc.id, link.discipline, _phrase_re(link.keywords + ((link.bridge,) if not link.keywords else ())))
             for kc in task.knowledge_components

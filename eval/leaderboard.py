@@ -12,13 +12,11 @@ from eval.metrics import METRICS, suite_metrics
 
 # The columns of the printed leaderboard: (metric, header, scale). The report has every metric.
 COLUMNS: tuple[tuple[str, str, float], ...] = (
-    ("learning_gain", "Learning gain (iso)", 100.0),
+    ("learning_gain", "Gain iso", 100.0),
+    ("learning_gain_same", "Gain same", 100.0),
     ("ACC_pre", "Pre %", 1.0),
-    ("ACC_post", "Post % (iso)", 1.0),
-    ("learning_gain_same", "Gain (same item)", 100.0),
-    ("TotalScore", "SID TotalScore", 1.0),
-    ("IKT", "IKT", 1.0),
-    ("3C", "3C", 1.0),
+    ("ACC_post", "Post %", 1.0),
+    ("TotalScore", "SID Total", 1.0),
 )
 
 
@@ -37,12 +35,14 @@ def build(records: list[dict]) -> dict:
 
 
 def _cell(summary: dict, scale: float) -> str:
+    """``mean ±half-width`` of the CI (compact enough for an 80-column terminal)."""
     if summary["mean"] is None:
         return "n/a"
     mean = summary["mean"] * scale
     if summary.get("ci_low") is None:
         return f"{mean:.2f}"
-    return f"{mean:.2f} [{summary['ci_low'] * scale:.2f}, {summary['ci_high'] * scale:.2f}]"
+    half = (summary["ci_high"] - summary["ci_low"]) * scale / 2
+    return f"{mean:.2f} ±{half:.2f}"
 
 
 def render_table(board: dict, title: str) -> Table:
@@ -63,7 +63,8 @@ def render_table(board: dict, title: str) -> Table:
 def print_leaderboard(board: dict, title: str, console: Console | None = None) -> None:
     console = console or Console()
     console.print(render_table(board, title))
-    console.print("Learning gain in percentage points of post-test minus pre-test score; [95% bootstrap CI].")
+    console.print("Gain: post-test minus pre-test score in percentage points, on isomorphic items (iso) and on the "
+                  "pre-test items (same); ± half-width of the 95% bootstrap CI over episodes.")
     if board["n_failed_episodes"]:
         console.print(f"[red]{board['n_failed_episodes']} episodes recorded a failure (see episodes.jsonl).[/red]")
 
@@ -97,6 +98,6 @@ def write_report(board: dict, out_dir: Path, title: str, run_info: dict) -> None
         row = [_cell(groups[n]["metrics"][metric], 1.0) for n in board["ranking"]]
         lines.append(f"| {metric} | {spec.higher_is_better} | " + " | ".join(row) + " |")
     lines += ["", "Values are suite means over episodes (EducationQ metrics pooled over item pairs, in %); "
-              "brackets give 95% percentile-bootstrap intervals over episodes. n/a: not computable on this suite "
+              "± gives the half-width of the 95% percentile-bootstrap interval over episodes. n/a: not computable on this suite "
               "(for example judge-only or reference-dialogue metrics)."]
     (out_dir / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -87,21 +87,20 @@ class SocraticTutor(ActTutor):
                 self._repairs[mis] = self._repairs.get(mis, 0) + 1
                 mis_kc = task.kc(next(m.kc for m in task.misconceptions if m.id == mis))
                 return _act("guide_reasoning", "scenario_question", "L2", mis_kc, task, misconception=mis), mis
+        if state in ("incorrect", "expression_difficulty", "vague_understanding"):
+            # no progress: step down; after two stalls, a short worked example (questioning cannot reach it)
             self._stuck[kc.id] = self._stuck.get(kc.id, 0) + 1
-            if self._stuck[kc.id] >= 2:
-                return _act("introduce_concept", None, "L1", kc, task), None
-            return _act("guide_reasoning", "hint", _LEVELS[max(0, level - 1)], kc, task), None
-        if state == "expression_difficulty":
-            self._stuck[kc.id] = self._stuck.get(kc.id, 0) + 1
-            self._level[kc.id] = max(0, level - 1)
-            if self._stuck[kc.id] >= 2 or level == 0:
+            if self._stuck[kc.id] >= 2 or (level == 0 and state != "vague_understanding"):
                 self._stuck[kc.id] = 0
-                return _act("introduce_concept", None, "L1", kc, task), None  # worked example
-            return _act("guide_reasoning", "break_down", _LEVELS[self._level[kc.id]], kc, task), None
+                self._level[kc.id] = 0
+                return _act("introduce_concept", None, "L1", kc, task), None
+            if state == "vague_understanding":
+                return _act("guide_reasoning", "follow_up_question", _LEVELS[level], kc, task), None
+            self._level[kc.id] = max(0, level - 1)
+            strategy = "hint" if state == "incorrect" else "break_down"
+            return _act("guide_reasoning", strategy, _LEVELS[self._level[kc.id]], kc, task), None
         if state == "irrelevant":
             return _act("check_understanding", "encourage", "L1", kc, task), None
-        if state == "vague_understanding":
-            return _act("guide_reasoning", "follow_up_question", _LEVELS[level], kc, task), None
         if state in ("clear_understanding", "higher_order"):
             self._successes[kc.id] = self._successes.get(kc.id, 0) + 1
             if level >= 2 or self._successes[kc.id] >= 3 or state == "higher_order" and level >= 1:
