@@ -2,15 +2,13 @@
 
 Example::
 
-    from envs import tutoring_v0
-    env = tutoring_v0.env(task_set="math")
+        env = tutoring_v0.env(task_set="math")
 """
 
 from __future__ import annotations
 
 import gymnasium
 
-from envs import tutoring_v0
 from envs.config import EnvConfig, EpisodeSpec
 from envs.errors import ConfigError, DatasetError, TutorZooError
 
@@ -19,4 +17,5 @@ for _id, _entry in (("tutorzoo/Tutor-v0", "envs.single_agent:TutorEnv"),
     if _id not in gymnasium.registry:
         gymnasium.register(id=_id, entry_point=_entry)
 
-__all__ = ["ConfigError", "DatasetError", "EnvConfig", "EpisodeSpec", "TutorZooError", "tutoring_v0"]
+__all__ = ["ConfigError", "DatasetError", "EnvConfig", "EpisodeSpec", "TutorZooError"]
+# `from envs import tutoring_v0` imports the env module on demand, keeping `import envs.labels` light.

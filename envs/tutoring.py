@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+from difflib import get_close_matches
 from typing import Any
 
 import numpy as np
@@ -15,9 +16,11 @@ from envs.act_text import verbalise_act
 from envs.acts import StudentTurn, TutorAct
 from envs.annotate import AnnotationContext, Annotator
 from envs.config import EnvConfig, make_config
+from envs.errors import ConfigError
 from envs.grading import Grade, grade
 from envs.labels import COGNITION_STATES, INTENTS, STRATEGIES
 from envs.leak import AnswerKey
+from envs.reward_api import LearningGain, RewardModel
 from envs.tasks import get_task_set
 from envs.tasks.base import Item, Task
 
@@ -41,6 +44,12 @@ class TutoringEnv(AECEnv):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__()
         max_steps = kwargs.pop("_max_steps", None)
+        reward = kwargs.pop("reward", None)
+        if reward is not None and not isinstance(reward, RewardModel):
+            raise ConfigError(
+                f"reward must implement envs.reward_api.RewardModel (e.g. rewards.Rubric), got {type(reward).__name__}"
+            )
+        self.reward_model: RewardModel = reward if reward is not None else LearningGain()
         self.config: EnvConfig = make_config(**kwargs)
         self.render_mode = self.config.render_mode
         self.possible_agents = list(AGENTS)
@@ -53,12 +62,8 @@ class TutoringEnv(AECEnv):
         if not self._task_ids:
             raise ValueError(f"task set {self.config.task_set!r} has no tasks; give a task_path with data")
         if self.config.task_id is not None and self.config.task_id not in self._task_ids:
-            from difflib import get_close_matches
-
             close = get_close_matches(self.config.task_id, self._task_ids, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
-            from envs.errors import ConfigError
-
             raise ConfigError(
                 f"task_id {self.config.task_id!r} is not in task set {self.config.task_set!r}.{hint} "
                 f"Run `tutorzoo list tasks --task-set {self.config.task_set}` to see the ids."
@@ -120,6 +125,10 @@ class TutoringEnv(AECEnv):
         self._last_tutor_act: TutorAct | None = None
         self._last_tutor_text = ""
         self._privileged: dict = {}
+        self._components: dict[str, float] = {}
+        self._credited = 0.0
+        self._pending: dict | None = None  # the tutor turn awaiting the student's reply, for exchange rewards
+        self._last_components: dict[str, float] = {}
         self._tutor_messages: list[dict] = [{"role": "system", "content": _SYSTEM_PROMPT}]
         self._student_messages: list[dict] = [
             {"role": "system", "content": _STUDENT_PROMPT.format(statement=task.statement)}
@@ -157,6 +166,7 @@ class TutoringEnv(AECEnv):
             self._was_dead_step(action)
             return
         self._clear_rewards()
+        self._last_components = {}
         self._cumulative_rewards[agent] = 0.0
         if agent == "student":
             self._student_step(action)
@@ -180,8 +190,15 @@ class TutoringEnv(AECEnv):
             text = self._student_text_action(action)
             self._answer_item(kind, index, text)
             return
+        state_before = self._privileged
         turn = self._student_turn(action)
         self._record_student(turn)
+        if self._pending is not None:
+            self._credit(self.reward_model.exchange({
+                "task": self.task, "tutor": self._pending, "student": turn, "state_before": state_before,
+                "state_after": self._privileged, "history": self.transcript, "turn": self.tutor_turns,
+            }))
+            self._pending = None
         if kind == "open":
             self._tutor_next, self._student_next = "dialogue", ("reply", 0)
             self.phase = "dialogue"
@@ -337,10 +354,15 @@ class TutoringEnv(AECEnv):
         self._last_tutor_act, self._last_tutor_text = act, text
         self._tutor_messages.append({"role": "assistant", "content": text})
         self._student_messages.append({"role": "user", "content": text})
-        if act.ends_session:
+        if act.reveals_answer and self.reward_model.ends_on_leak:
+            self._credit(self.reward_model.leak_penalty(rec))
+            self.ended_by = "leak"
+            self._start_posttest(tutor_observes=False)
+        elif act.ends_session:
             self.ended_by = "end_marker"
             self._start_posttest(tutor_observes=False)
         else:
+            self._pending = rec
             self._student_next = ("reply", 0)
 
     def _tutor_act(self, action: Any) -> tuple[TutorAct, str]:
@@ -388,6 +410,17 @@ class TutoringEnv(AECEnv):
         )
         return act, verbalise_act(act, self.task, self._rng)
 
+    def _credit(self, components: dict[str, float]) -> None:
+        """Credit weighted components to the tutor now and add them to the episode's totals."""
+        self._last_components = dict(components)
+        if not components:
+            return
+        amount = float(self.reward_model.weigh(components))
+        self.rewards["tutor"] += amount
+        self._credited += amount
+        for name, value in components.items():
+            self._components[name] = self._components.get(name, 0.0) + float(value)
+
     def _start_posttest(self, tutor_observes: bool) -> None:
         self.phase = "posttest"
         self._student_next = ("posttest", 0)
@@ -405,19 +438,18 @@ class TutoringEnv(AECEnv):
         post = _score(primary) if primary else None
         post_same = _score(same) if same else None
         gain = (post - pre) if (post is not None and pre is not None) else 0.0
-        components = {"learning_gain": float(gain)}
         self.outcome = {
             "pretest_score": pre,
             "posttest_score": post,
             "posttest_same_score": post_same,
             "learning_gain": gain if post is not None else None,
             "learning_gain_same": (post_same - pre) if (post_same is not None and pre is not None) else None,
-            "reward_components": components,
-            "reward": float(sum(components.values())),
         }
         if not truncated:
-            self.rewards["tutor"] = self.outcome["reward"]
+            self._credit(self.reward_model.episode({**self.episode_record(), **self.outcome}))
             self.rewards["student"] = float(gain)
+        self.outcome["reward_components"] = dict(self._components)
+        self.outcome["reward"] = self._credited
         for a in self.agents:
             if truncated:
                 self.truncations[a] = True
@@ -428,14 +460,15 @@ class TutoringEnv(AECEnv):
     def episode_record(self) -> dict:
         """The episode as one JSON-able object (the ``episodes.jsonl`` record of DESIGN.md)."""
         assert self.task is not None, "reset() the env before asking for its record"
-        outcome = self.outcome or {
+        outcome = {
             "pretest_score": _score(self.pretest_results),
             "posttest_score": None,
             "posttest_same_score": None,
             "learning_gain": None,
             "learning_gain_same": None,
-            "reward_components": {},
-            "reward": 0.0,
+            "reward_components": dict(self._components),
+            "reward": self._credited,
+            **(self.outcome or {}),
         }
         return {
             "task": {"id": self.task.id, "title": self.task.title, "disciplines": list(self.task.disciplines)},
@@ -520,6 +553,7 @@ class TutoringEnv(AECEnv):
                 for item, r in zip(self._pre_items, self.pretest_results)
             ],
             "last_act": self._last_tutor_act.to_dict() if self._last_tutor_act else None,
+            "reward_components": dict(self._last_components),
         }
         kind, index = self._student_next
         student_info: dict[str, Any] = {

@@ -1,0 +1,52 @@
+"""The interface between the env and a reward model (implemented by :class:`rewards.Rubric`).
+
+The env calls :meth:`RewardModel.exchange` once per dialogue exchange — a tutor turn and the student's reply
+to it — and :meth:`RewardModel.episode` once at the end. Each returns named components; the env credits
+``weigh(components)`` to the tutor, sums each component over the episode into
+``record["reward_components"]`` and reports the per-exchange components in the tutor's ``info``.
+
+The ``exchange`` dict holds: ``task`` (the :class:`~envs.tasks.base.Task`), ``tutor`` and ``student`` (the two
+transcript records), ``state_before`` / ``state_after`` (the student's privileged state around the reply; empty
+dicts for a student that reports none), ``history`` (the transcript so far) and ``turn``.
+
+With ``ends_on_leak`` (PedagogicalRL's hard mode) a tutor turn that states an answer ends the dialogue at
+once; the env then asks :meth:`RewardModel.leak_penalty` for the components of that ending.
+
+Without a reward model the env's reward is the learning gain alone (:class:`LearningGain`).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class RewardModel(Protocol):
+    ends_on_leak: bool
+
+    def exchange(self, exchange: dict) -> dict[str, float]: ...
+
+    def episode(self, record: dict) -> dict[str, float]: ...
+
+    def leak_penalty(self, tutor_turn: dict) -> dict[str, float]: ...
+
+    def weigh(self, components: dict[str, float]) -> float: ...
+
+
+class LearningGain:
+    """The default: the isomorphic post-test score minus the pre-test score, at the end; nothing per turn."""
+
+    ends_on_leak = False
+
+    def exchange(self, exchange: dict) -> dict[str, float]:
+        return {}
+
+    def episode(self, record: dict) -> dict[str, float]:
+        gain = record.get("learning_gain")
+        return {"learning_gain": float(gain) if gain is not None else 0.0}
+
+    def leak_penalty(self, tutor_turn: dict) -> dict[str, float]:
+        return {}
+
+    def weigh(self, components: dict[str, float]) -> float:
+        return float(sum(components.values()))

@@ -1,0 +1,140 @@
+"""Teaching material for the math KCs and misconceptions, read from the YAML files beside this module.
+
+Each domain has one YAML file (``fractions.yaml`` ...) with two maps, ``kcs`` and ``misconceptions``; a KC
+shared by several families (``fraction_equivalence``, ``unit_rate`` ...) is written once. Text may quote
+the task's numbers through ``{field}`` templates filled from :meth:`Family.fields`; the worked example is
+filled from a *different* instance so that it never shows the task's own answer.
+
+Example::
+
+    from envs.tasks.math.material import load_material
+    sorted(load_material().kcs)[:2]
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from envs.errors import DatasetError
+from envs.tasks.base import BankQuestion, KCLink, KnowledgeComponent, Misconception
+
+_DIR = Path(__file__).parent
+_KC_KEYS = {
+    "name", "keywords", "prerequisites", "difficulty", "explanation", "worked_example", "questions",
+    "hints", "analogies", "contexts", "links",
+}
+_MIS_KEYS = {"kc", "belief", "counterexample", "negation", "keywords"}
+
+
+@dataclass(frozen=True)
+class Material:
+    """Raw KC and misconception records by id, and the file each came from (for error messages)."""
+
+    kcs: dict[str, dict[str, Any]]
+    misconceptions: dict[str, dict[str, Any]]
+    source: dict[str, str]
+
+
+@cache
+def load_material(directory: str | None = None) -> Material:
+    """Every ``*.yaml`` file in ``directory`` (default: this package), merged; duplicate ids are an error."""
+    folder = Path(directory) if directory is not None else _DIR
+    kcs: dict[str, dict[str, Any]] = {}
+    mis: dict[str, dict[str, Any]] = {}
+    source: dict[str, str] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        if not isinstance(data, dict) or set(data) - {"kcs", "misconceptions"}:
+            raise DatasetError(f"{path}: expected a map with keys 'kcs' and 'misconceptions', got {type(data).__name__}")
+        for section, target, keys in (("kcs", kcs, _KC_KEYS), ("misconceptions", mis, _MIS_KEYS)):
+            for rid, record in (data.get(section) or {}).items():
+                where = f"{path.name}: {section}.{rid}"
+                if rid in target:
+                    raise DatasetError(f"{where} is already defined in {source[rid]}; keep one definition")
+                if not isinstance(record, dict) or set(record) - keys:
+                    extra = sorted(set(record) - keys) if isinstance(record, dict) else record
+                    raise DatasetError(f"{where}: unknown fields {extra}; allowed: {sorted(keys)}")
+                target[rid] = record
+                source[rid] = path.name
+    return Material(kcs=kcs, misconceptions=mis, source=source)
+
+
+def fill(template: str, fields: dict[str, str], where: str) -> str:
+    """``template`` with its ``{field}`` slots filled; a slot the family does not provide is named in the error."""
+    names = {name for _, name, _, _ in string.Formatter().parse(template) if name}
+    missing = sorted(names - set(fields))
+    if missing:
+        raise DatasetError(f"{where}: template uses {missing}, which this family does not provide ({sorted(fields)})")
+    return template.format_map(fields)
+
+
+def make_kc(
+    material: Material, kc_id: str, present: tuple[str, ...], fields: dict[str, str], example_fields: dict[str, str]
+) -> KnowledgeComponent:
+    """The KC ``kc_id`` for a task whose KCs are ``present`` (prerequisites outside the task are dropped)."""
+    if kc_id not in material.kcs:
+        raise DatasetError(f"math KC {kc_id!r} has no material in any YAML file of {_DIR}; add it under 'kcs'")
+    r = material.kcs[kc_id]
+    where = f"{material.source[kc_id]}: kcs.{kc_id}"
+
+    def f(text: str, part: str, values: dict[str, str] = fields) -> str:
+        return fill(text, values, f"{where}.{part}")
+
+    try:
+        return KnowledgeComponent(
+            id=kc_id,
+            name=r["name"],
+            discipline="math",
+            keywords=tuple(r["keywords"]),
+            prerequisites=tuple(p for p in r.get("prerequisites", ()) if p in present),
+            links=tuple(
+                KCLink(discipline=link["discipline"], bridge=f(link["bridge"], "links"), keywords=tuple(link["keywords"]))
+                for link in r.get("links", ())
+            ),
+            explanation=f(r["explanation"], "explanation"),
+            worked_example=f(r["worked_example"], "worked_example", example_fields),
+            questions=tuple(
+                BankQuestion(
+                    text=f(q["text"], "questions"),
+                    guidance_level=q["level"],
+                    bloom=q["bloom"],
+                    expected=f(q["expected"], "questions") if q.get("expected") else None,
+                )
+                for q in r["questions"]
+            ),
+            hints=tuple(f(h, "hints") for h in r["hints"]),
+            analogies=tuple(r["analogies"]),
+            contexts=tuple(r.get("contexts", ())),
+            difficulty=r.get("difficulty", 0.5),
+        )
+    except (KeyError, ValidationError, TypeError) as e:
+        raise DatasetError(f"{where}: invalid KC record ({e}); see the KnowledgeComponent model in envs/tasks/base.py") from e
+
+
+def make_misconception(
+    material: Material, mis_id: str, wrong_steps: tuple[str, ...], fields: dict[str, str]
+) -> Misconception:
+    """The misconception ``mis_id`` with the wrong steps it produces on this task."""
+    if mis_id not in material.misconceptions:
+        raise DatasetError(f"math misconception {mis_id!r} has no material; add it under 'misconceptions' in a YAML file")
+    r = material.misconceptions[mis_id]
+    where = f"{material.source[mis_id]}: misconceptions.{mis_id}"
+    try:
+        return Misconception(
+            id=mis_id,
+            kc=r["kc"],
+            belief=fill(r["belief"], fields, f"{where}.belief"),
+            wrong_steps=wrong_steps,
+            counterexample=fill(r["counterexample"], fields, f"{where}.counterexample"),
+            negation=fill(r["negation"], fields, f"{where}.negation"),
+            keywords=tuple(r["keywords"]),
+        )
+    except (KeyError, ValidationError, TypeError) as e:
+        raise DatasetError(f"{where}: invalid misconception record ({e}); see envs/tasks/base.py") from e
