@@ -17,6 +17,7 @@ import numpy as np
 from agents.tutor.base import TutorPolicy
 from envs import tutoring_v0
 from envs.config import EpisodeSpec
+from envs.reward_api import RewardModel
 
 
 def derive_seed(seed: int, role: str) -> int:
@@ -24,7 +25,9 @@ def derive_seed(seed: int, role: str) -> int:
     return int(np.random.SeedSequence([seed, sum(role.encode())]).generate_state(1)[0])
 
 
-def run_episode(spec: EpisodeSpec, tutor: TutorPolicy, student: Any, tutor_name: str = "tutor") -> dict:
+def run_episode(
+    spec: EpisodeSpec, tutor: TutorPolicy, student: Any, tutor_name: str = "tutor", reward: RewardModel | None = None
+) -> dict:
     """Play one episode to the end and return its record.
 
     Example::
@@ -34,7 +37,7 @@ def run_episode(spec: EpisodeSpec, tutor: TutorPolicy, student: Any, tutor_name:
         spec = EpisodeSpec(task_set="math", persona="sid_core/all_round", seed=0)
         record = run_episode(spec, make_tutor("socratic"), SimulatedStudent(spec.persona), "socratic")
     """
-    env = tutoring_v0.env(**spec.env_kwargs())
+    env = tutoring_v0.env(**spec.env_kwargs(), reward=reward)
     env.reset(seed=spec.seed)
     tutor.reset(seed=derive_seed(spec.seed, "tutor"))
     student.reset(seed=derive_seed(spec.seed, "student"))
@@ -79,13 +82,14 @@ def run_specs(
     make_tutor: Callable[[str], TutorPolicy],
     make_student: Callable[[str], Any],
     on_record: Callable[[dict], None] | None = None,
+    reward: RewardModel | None = None,
 ) -> Iterator[dict]:
     """Every spec with every tutor, in a fixed order; ``on_record`` sees each record as it finishes."""
     specs = list(specs)
     for name in tutor_names:
         tutor = make_tutor(name)
         for spec in specs:
-            record = run_episode(spec, tutor, make_student(spec.persona), tutor_name=name)
+            record = run_episode(spec, tutor, make_student(spec.persona), tutor_name=name, reward=reward)
             if on_record is not None:
                 on_record(record)
             yield record
