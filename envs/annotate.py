@@ -22,6 +22,7 @@ Rules, in order:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -237,6 +238,11 @@ class Annotator:
 
 
 def _phrase_re(phrases: Sequence[str]) -> re.Pattern[str] | None:
+    return _compiled(tuple(phrases))
+
+
+@functools.lru_cache(maxsize=4096)  # tasks repeat across episodes: compile each lexicon once
+def _compiled(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
     cleaned = sorted({p.strip().lower() for p in phrases if p and p.strip()}, key=len, reverse=True)
     if not cleaned:
         return None

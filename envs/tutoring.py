@@ -102,7 +102,7 @@ class TutoringEnv(AECEnv):
         if not any(k.value == task.answer for k in keys):
             keys.append(AnswerKey(item_id="task", value=task.answer))
         givens = tuple(dict.fromkeys(_NUMBER_RE.findall(task.statement)))
-        self._annotator = Annotator(task, keys, givens)
+        self._annotator = Annotator(task, keys, givens) if self.config.action_mode == "text" else None
         self._ctx = AnnotationContext(focus_kc=task.knowledge_components[0].id)
         self._kc_index = {kc.id: i for i, kc in enumerate(task.knowledge_components[: tzs.MAX_KCS])}
 

@@ -1,0 +1,502 @@
+r"""The simulated student's latent cognitive model: pure state plus update functions that take a Generator.
+
+State (:class:`StudentState`, plain floats and dicts so a turn costs microseconds): per knowledge component
+(KC) a mastery :math:`L_k \in [0, 1]` (knowledge tracing, SPEC.md §8), the misconceptions the student holds
+with a status ``active`` / ``suppressed`` / ``repaired``, a Bloom level :math:`b \in \{0..5\}`, engagement
+:math:`e`, confidence and anxiety, and the item answers it memorised when told.
+
+**Initialisation.** With persona prior :math:`\pi`, KC difficulty :math:`d_k`, :math:`\epsilon \sim N(0, 0.05)`:
+
+.. math:: L_k^0 = \mathrm{clip}(\pi (1 - 0.5 d_k) + \epsilon,\ 0.01, 0.99) \cdot (0.6 + 0.4 \min_{p \in pre(k)} L_p^0)
+
+(the prerequisite factor is 1 without prerequisites), learn rate :math:`T_k = 0.25 \cdot speed \cdot (1 - 0.4 d_k)`,
+each task misconception held (``active``) with probability ``misconception_rate``, :math:`b = ` ``bloom_start``.
+
+**Answering.** Slip grows with anxiety, :math:`S' = S + 0.15\,anxiety`. An item over KCs :math:`K` is known with
+:math:`L_K = \prod_{k \in K} L_k` (conjunctive: every KC is needed), so
+
+.. math:: P(\text{correct}) = (1 - m)\,[L_K (1 - S') + (1 - L_K) G] \quad (m = \text{misread rate})
+
+with :math:`G` = ``guess`` for free answers and a uniformly random letter (:math:`G = 1/n`) for multiple choice.
+Before that, an ``active`` misconception the item has an answer for fires with :math:`p = 0.8` and produces that
+answer and its wrong steps; a memorised item (its answer was told) is recalled with :math:`p = 0.9`. Memory is
+keyed by item id, so it does not transfer to isomorphic items.
+
+**Response to a tutor act.** Demand :math:`D` = ``GUIDANCE_TO_BLOOM[level]`` (L1 0, L2 1, L3 3), lowered by one
+for a scaffold (``hint``, ``break_down``); gap :math:`g = D - b`; zone *above* if :math:`g \ge 2`, *below* if
+:math:`g \le -2`, else *within* (the ZPD). Per turn :math:`e \leftarrow e - decay`; *below* costs a strong student
+:math:`0.15 \max(L_k, b/5)` engagement (boredom); *above* raises anxiety; ``encourage`` does
+:math:`e \leftarrow e + 0.3 (1 - e)` and lowers anxiety. Then, on the target KC :math:`k` (none: off topic, no
+learning):
+
+- *irrelevant* turn with :math:`p = 0.8 \max(0, (0.4 - e)/0.4) + 0.25\,distractibility` (no learning);
+- *repair*: a misconception of :math:`k` (or named by ``addresses_misconception``) is met by a counterexample
+  (named and not plain ``corrective_feedback``, or ``scenario_question`` / ``analogy`` on its KC) → ``repaired``
+  with :math:`p = 0.85` if the student's last turn just showed it, else 0.3 (times :math:`0.6 + 0.4e`), and
+  :math:`L_k \mathrel{+}= 0.25 (1 - L_k)`; by plain negation (``corrective_feedback``) only → ``suppressed``
+  (:math:`p` 0.9 / 0.5). A suppressed misconception fires rarely (0.05) in the dialogue and returns to ``active``
+  with probability ``relapse`` before the post-test;
+- *question* mode (``is_question``, a generative strategy or ``guide_reasoning`` / ``check_understanding``): an
+  active misconception of :math:`k` fires with 0.75 (``incorrect``); else the student succeeds with
+  :math:`p = (1 - m)[L_k(1-S') + (1-L_k)G] \cdot z` (:math:`z` 1 within, 0.8 at :math:`g = 1`, 0.25 above), a
+  scaffold adding :math:`0.3 (1 - p)`. Success at :math:`D > b` raises :math:`b` by one; on L3 a curious student
+  extends (``higher_order``) with :math:`p = curiosity (0.5 + 0.5 e)`. Weight :math:`w` = 1.5 on success,
+  0.25 on failure or when a misconception fired; a stuck student asks for a hint with
+  :math:`p = help\_seeking (0.5 + 0.5\,metacognition)`;
+- *explain* mode (anything else with content): :math:`w = 0.7 (1 - 0.6 L_k)\,uptake` (worked examples help
+  novices most); ``reveals_answer`` instead memorises the ``revealed_items`` (:math:`p = 0.95`) and has
+  :math:`w = 0.1`; plain ``encourage`` has :math:`w = 0`.
+
+Learning on :math:`k` (an expected BKT transition :math:`L' = L + (1 - L) T`):
+
+.. math:: L_k \leftarrow L_k + (1 - L_k) \min(0.95,\ T_k\, w\, \zeta\, (0.2 + 0.8 e)\, \rho\, \phi\, \mu)
+
+with :math:`\zeta` 1 within / 0.15 above / 0.3 below, :math:`\rho` 1.3 when the act matches the persona's strategy
+preference, :math:`\phi` the prerequisite readiness (questions :math:`0.3 + 0.7 r`, telling :math:`0.6 + 0.4 r`,
+:math:`r = \min_{p} L_p`), :math:`\mu` 0.6 while a misconception of :math:`k` is active. A transfer act
+(``trigger_transfer`` or ``discipline_transfer``) whose disciplines include a link of :math:`k` multiplies
+:math:`w` by 1.5 and gives each linked KC :math:`j` the step
+:math:`(1 - L_j) \min(0.95, 0.8\, T_j\, \zeta (0.2 + 0.8e))`.
+
+**Forgetting** applies once, before the first post-test item: :math:`L_k \leftarrow L_k (1 - F)`.
+
+Example::
+
+    import numpy as np
+    from agents.student.model import init_state, respond
+    state = init_state(task, persona, np.random.default_rng(0))
+    plan = respond(state, act, np.random.default_rng(1))
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from agents.student.personas import Persona
+from envs.acts import TutorAct
+from envs.labels import BLOOM_LEVELS, GUIDANCE_TO_BLOOM
+from envs.tasks.base import Item, KCLink, KnowledgeComponent, Misconception, Task
+
+BASE_LEARN = 0.25
+ACTIVE, SUPPRESSED, REPAIRED = "active", "suppressed", "repaired"
+
+GENERATIVE_STRATEGIES = frozenset({"follow_up_question", "hint", "break_down", "scenario_question"})
+GENERATIVE_INTENTS = frozenset({"guide_reasoning", "check_understanding"})
+SCAFFOLDS = frozenset({"hint", "break_down"})
+COUNTER_STRATEGIES = frozenset({"scenario_question", "analogy"})
+
+W_SUCCESS, W_FAIL, W_EXPLAIN, W_REVEAL = 1.5, 0.25, 0.7, 0.1
+ZONE_SUCCESS = {"within": 1.0, "stretch": 0.8, "above": 0.25, "below": 1.0}
+ZONE_LEARN = {"within": 1.0, "stretch": 1.0, "above": 0.15, "below": 0.3}
+SCAFFOLD_BOOST = 0.3
+P_FIRE_DIALOGUE, P_FIRE_EXPLAIN, P_FIRE_SUPPRESSED, P_FIRE_TEST = 0.75, 0.4, 0.05, 0.8
+P_REPAIR_SHOWN, P_REPAIR_UNSHOWN, P_SUPPRESS_SHOWN, P_SUPPRESS_UNSHOWN = 0.85, 0.3, 0.9, 0.5
+REPAIR_BONUS, TRANSFER_BOOST, TRANSFER_LINKED = 0.25, 1.5, 0.8
+P_RECALL, P_MEMORISE = 0.9, 0.95
+BOREDOM = 0.15
+PREFERENCE_BONUS = 1.3
+
+
+@dataclass(slots=True)
+class StudentState:
+    """The hidden state of one simulated student during one episode (mutable; updated in place)."""
+
+    persona: Persona
+    task: Task
+    kcs: dict[str, KnowledgeComponent]
+    mastery: dict[str, float]
+    learn: dict[str, float]
+    prerequisites: dict[str, tuple[str, ...]]
+    misconceptions: dict[str, Misconception]
+    status: dict[str, str]  # held misconceptions only, in task order
+    bloom: int
+    engagement: float
+    confidence: float
+    anxiety: float
+    memorised: dict[str, int] = field(default_factory=dict)  # item id -> turn told
+    last_shown: str | None = None
+    forgotten: bool = False
+    turns: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What the student does on its turn: the verbaliser turns it into text, the labels are the truth.
+
+    ``kind`` is one of ``opening_question``, ``opening_attempt``, ``correct``, ``higher_order``,
+    ``misconception``, ``wrong``, ``confused``, ``ask_hint``, ``irrelevant``, ``acknowledge``, ``paraphrase``,
+    ``off_topic``, ``closing``.
+    """
+
+    kind: str
+    cognition_state: str
+    bloom: int
+    kc: str | None = None
+    misconception: str | None = None
+    disciplines: tuple[str, ...] = ("math",)
+    discipline_transfer: bool = False
+    linked_kc: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A test-item answer: ``how`` is ``memorised``, ``misconception``, ``known``, ``slip`` or ``guess``."""
+
+    how: str
+    answer: str
+    correct: bool
+    misconception: str | None = None
+
+
+def init_state(task: Task, persona: Persona, rng: np.random.Generator) -> StudentState:
+    """The student's state at the start of an episode on ``task`` (draws misconceptions and mastery noise)."""
+    kcs = {k.id: k for k in task.knowledge_components}
+    prereq = {k.id: tuple(p for p in k.prerequisites if p in kcs and p != k.id) for k in task.knowledge_components}
+    base = {}
+    for kid, k in kcs.items():  # draws in task order: deterministic
+        noisy = persona.prior_knowledge * (1.0 - 0.5 * k.difficulty) + rng.normal(0.0, 0.05)
+        base[kid] = min(0.99, max(0.01, noisy))
+    mastery: dict[str, float] = {}
+
+    def resolve(kid: str, visiting: frozenset[str]) -> float:
+        if kid in mastery:
+            return mastery[kid]
+        pres = [p for p in prereq[kid] if p not in visiting]  # a cycle in the prerequisites is cut, not followed
+        ready = min((resolve(p, visiting | {kid}) for p in pres), default=1.0)
+        mastery[kid] = base[kid] * (0.6 + 0.4 * ready)
+        return mastery[kid]
+
+    for kid in kcs:
+        resolve(kid, frozenset())
+    mastery = {kid: mastery[kid] for kid in kcs}
+    speed = BASE_LEARN * persona.learning_speed
+    learn = {kid: speed * (1.0 - 0.4 * k.difficulty) for kid, k in kcs.items()}
+    misconceptions = {m.id: m for m in task.misconceptions}
+    status = {m.id: ACTIVE for m in task.misconceptions if rng.random() < persona.misconception_rate}
+    return StudentState(
+        persona=persona,
+        task=task,
+        kcs=kcs,
+        mastery=mastery,
+        learn=learn,
+        prerequisites=prereq,
+        misconceptions=misconceptions,
+        status=status,
+        bloom=BLOOM_LEVELS.index(persona.bloom_start),
+        engagement=persona.engagement,
+        confidence=persona.confidence,
+        anxiety=persona.anxiety,
+    )
+
+
+def p_correct(state: StudentState, kc: str) -> float:
+    """BKT probability of a correct free answer on one KC: ``L(1 - S') + (1 - L) G``."""
+    s = _slip(state)
+    lk = state.mastery[kc]
+    return lk * (1.0 - s) + (1.0 - lk) * state.persona.guess
+
+
+def snapshot(state: StudentState) -> dict:
+    """A JSON-able copy of the hidden state (the StudentTurn's ``privileged`` field)."""
+    return {
+        "mastery": {k: round(v, 6) for k, v in state.mastery.items()},
+        "misconceptions": dict(state.status),
+        "bloom": BLOOM_LEVELS[state.bloom],
+        "engagement": round(state.engagement, 6),
+        "confidence": round(state.confidence, 6),
+        "anxiety": round(state.anxiety, 6),
+        "memorised": sorted(state.memorised),
+    }
+
+
+def _slip(state: StudentState) -> float:
+    return min(0.6, state.persona.slip + 0.15 * state.anxiety)
+
+
+def _kc_discipline(state: StudentState, kc: str | None) -> tuple[str, ...]:
+    if kc is None:
+        return (state.task.disciplines[0],)
+    return (state.kcs[kc].discipline,)
+
+
+def open_dialogue(state: StudentState, rng: np.random.Generator) -> Plan:
+    """The student's opening turn (SID: the student opens): its question, or its attempt at the task."""
+    p = state.persona
+    first_kc = state.task.pretest[0].kcs[0] if state.task.pretest[0].kcs[0] in state.kcs else next(iter(state.kcs))
+    active = [mid for mid, s in state.status.items() if s == ACTIVE]
+    disc = _kc_discipline(state, first_kc)
+    if active and rng.random() < 0.6:
+        mid = active[0]
+        state.last_shown = mid
+        return Plan("opening_attempt", "incorrect", min(2, max(state.bloom, 1)), state.misconceptions[mid].kc, mid,
+                    _kc_discipline(state, state.misconceptions[mid].kc))
+    state.last_shown = None
+    mean_l = sum(state.mastery.values()) / len(state.mastery)
+    if mean_l > 0.6 and rng.random() < 0.5 + 0.5 * p.curiosity:
+        return Plan("opening_attempt", "clear_understanding", min(2, state.bloom + 1), first_kc, None, disc)
+    return Plan("opening_question", "vague_understanding", min(1, state.bloom), first_kc, None, disc)
+
+
+def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Plan:
+    """Apply one tutor act to ``state`` (learning, repair, affect) and return the student's planned reply."""
+    p = state.persona
+    state.turns += 1
+    kc = act.target_kc if (act.target_kc in state.mastery and not act.invalid) else None
+    e = state.engagement - p.engagement_decay
+    if act.strategy == "encourage":
+        e += 0.3 * (1.0 - e)
+        state.anxiety *= 0.85
+        state.confidence += 0.1 * (1.0 - state.confidence)
+
+    demand = GUIDANCE_TO_BLOOM[act.guidance_level]
+    scaffold = act.strategy in SCAFFOLDS
+    if scaffold and demand > 0:
+        demand -= 1
+    gap = demand - state.bloom
+    zone = "above" if gap >= 2 else "below" if gap <= -2 else "stretch" if gap == 1 else "within"
+    if zone == "below" and kc is not None:
+        e -= BOREDOM * max(state.mastery[kc], state.bloom / 5.0)
+    elif zone == "above" and kc is not None:
+        state.anxiety += 0.1 * (1.0 - state.anxiety)
+        state.confidence *= 0.95
+    e = min(1.0, max(0.02, e))
+    state.engagement = e
+
+    shown_before = state.last_shown
+    state.last_shown = None
+    if act.ends_session:
+        return Plan("closing", "clear_understanding" if kc and state.mastery[kc] > 0.6 else "vague_understanding",
+                    min(1, state.bloom), kc, None, _kc_discipline(state, kc))
+    if kc is None:
+        return Plan("off_topic", "vague_understanding" if not act.invalid else "expression_difficulty", 0, None,
+                    None, _kc_discipline(state, None))
+
+    p_irr = 0.8 * max(0.0, (0.4 - e) / 0.4) + 0.25 * p.distractibility
+    if rng.random() < p_irr:
+        return Plan("irrelevant", "irrelevant", 0, kc, None, _kc_discipline(state, kc))
+
+    changed = _repair(state, act, kc, shown_before, rng)
+    held_on_kc = [mid for mid, s in state.status.items() if state.misconceptions[mid].kc == kc and mid not in changed
+                  and s != REPAIRED]
+
+    question = act.is_question or act.strategy in GENERATIVE_STRATEGIES or act.intent in GENERATIVE_INTENTS
+    lk = state.mastery[kc]
+    disc = _kc_discipline(state, kc)
+    transfer_links = ()
+    if act.intent == "trigger_transfer" or act.discipline_transfer:
+        transfer_links = tuple(link for link in state.kcs[kc].links if link.discipline in act.disciplines)
+    fired = _fire(state, held_on_kc, P_FIRE_DIALOGUE if question else P_FIRE_EXPLAIN, rng)
+
+    if act.reveals_answer and not question:
+        for item_id in act.revealed_items:
+            if rng.random() < P_MEMORISE:
+                state.memorised[item_id] = state.turns
+        w, mode = W_REVEAL, "reveal"
+    elif question:
+        w, mode = 0.0, "question"
+    elif act.strategy == "encourage":
+        w, mode = 0.0, "encourage"
+    else:
+        w, mode = W_EXPLAIN * (1.0 - 0.6 * lk) * p.explanation_uptake, "explain"
+    if act.reveals_answer and question:  # a question that gives the answer away: remembered, not generated
+        for item_id in act.revealed_items:
+            if rng.random() < P_MEMORISE:
+                state.memorised[item_id] = state.turns
+
+    if mode == "question":
+        if fired is not None:
+            plan = Plan("misconception", "incorrect", min(demand, state.bloom), kc, fired, disc)
+            w = W_FAIL
+            state.confidence *= 0.97
+        else:
+            success = lk * (1.0 - _slip(state)) + (1.0 - lk) * p.guess
+            success *= (1.0 - p.misread_rate) * ZONE_SUCCESS[zone]
+            if scaffold:
+                success += SCAFFOLD_BOOST * (1.0 - success)
+            if act.reveals_answer:
+                success += 0.5 * (1.0 - success)
+            if rng.random() < success:
+                w = W_SUCCESS
+                state.confidence += 0.05 * (1.0 - state.confidence)
+                state.engagement = min(1.0, state.engagement + 0.02)
+                if demand > state.bloom:
+                    state.bloom += 1
+                linked = transfer_links[0] if transfer_links else None
+                if act.guidance_level == "L3" and rng.random() < p.curiosity * (0.5 + 0.5 * e):
+                    state.bloom = min(5, max(state.bloom, demand) + 1)
+                    plan = Plan("higher_order", "higher_order", state.bloom, kc, None,
+                                _transfer_disc(disc, linked), linked is not None, linked.kc if linked else None)
+                else:
+                    plan = Plan("correct", "clear_understanding", max(0, min(demand, state.bloom)), kc, None,
+                                _transfer_disc(disc, linked), linked is not None, linked.kc if linked else None)
+            else:
+                w = W_FAIL
+                state.confidence *= 0.95
+                asks = rng.random() < p.help_seeking * (0.5 + 0.5 * p.metacognition)
+                if zone == "above":
+                    state_label = "expression_difficulty" if rng.random() < 0.5 else "vague_understanding"
+                    plan = Plan("ask_hint" if asks else "confused", state_label, min(1, state.bloom), kc, None, disc)
+                elif asks:
+                    plan = Plan("ask_hint", "vague_understanding", min(demand, state.bloom), kc, None, disc)
+                elif rng.random() < p.metacognition:
+                    plan = Plan("confused", "vague_understanding", min(demand, state.bloom), kc, None, disc)
+                else:
+                    plan = Plan("wrong", "incorrect", min(demand, state.bloom), kc, None, disc)
+    else:
+        if fired is not None:
+            plan = Plan("misconception", "incorrect", min(1, state.bloom), kc, fired, disc)
+        elif zone == "above":
+            plan = Plan("confused", "vague_understanding", min(1, state.bloom), kc, None, disc)
+        else:
+            kind = "acknowledge" if mode in ("reveal", "encourage") else "paraphrase"
+            label = "clear_understanding" if rng.random() < lk else "vague_understanding"
+            plan = Plan(kind, label, max(0, min(demand, state.bloom, 1 if mode == "explain" else 0)), kc, None, disc)
+
+    if w > 0.0:
+        eng = 0.2 + 0.8 * state.engagement
+        z = ZONE_LEARN[zone]
+        pres = state.prerequisites[kc]
+        ready = min((state.mastery[q] for q in pres), default=1.0)
+        phi = (0.3 + 0.7 * ready) if mode == "question" else (0.6 + 0.4 * ready)
+        rho = _preference(p.strategy_preference, act, mode)
+        mu = 0.6 if any(state.status.get(mid) == ACTIVE for mid in held_on_kc) else 1.0
+        if transfer_links:
+            w *= TRANSFER_BOOST
+            for link in transfer_links:
+                j = link.kc
+                if j is not None and j != kc and j in state.mastery:
+                    step = min(0.95, TRANSFER_LINKED * state.learn[j] * z * eng)
+                    state.mastery[j] += (1.0 - state.mastery[j]) * step
+        step = min(0.95, state.learn[kc] * w * z * eng * rho * phi * mu)
+        state.mastery[kc] = lk + (1.0 - lk) * step
+
+    state.last_shown = plan.misconception if plan.cognition_state == "incorrect" else None
+    return plan
+
+
+def _transfer_disc(disc: tuple[str, ...], link: KCLink | None) -> tuple[str, ...]:
+    if link is None:
+        return disc
+    return disc if link.discipline in disc else disc + (link.discipline,)
+
+
+def _preference(pref: str, act: TutorAct, mode: str) -> float:
+    if pref == "analogy":
+        return PREFERENCE_BONUS if act.strategy == "analogy" else 1.0
+    if pref == "examples":
+        return PREFERENCE_BONUS if mode == "explain" and act.strategy in (None, "contextualize") else 1.0
+    if pref == "questions":
+        return PREFERENCE_BONUS if mode == "question" else 1.0
+    if pref == "rely_on_teacher":
+        return 1.2 if mode == "explain" else 0.8 if mode == "question" else 1.0
+    return 1.0
+
+
+def _fire(state: StudentState, held: list[str], p_active: float, rng: np.random.Generator) -> str | None:
+    for mid in held:
+        s = state.status[mid]
+        if s == ACTIVE and rng.random() < p_active:
+            return mid
+        if s == SUPPRESSED and rng.random() < P_FIRE_SUPPRESSED:
+            return mid
+    return None
+
+
+def _repair(state: StudentState, act: TutorAct, kc: str, shown: str | None, rng: np.random.Generator) -> set[str]:
+    """Counterexamples repair, plain negation suppresses; returns the misconceptions changed this turn."""
+    changed: set[str] = set()
+    for mid, s in state.status.items():
+        if s == REPAIRED:
+            continue
+        mkc = state.misconceptions[mid].kc
+        named = act.addresses_misconception == mid
+        counter = (named and (act.strategy != "corrective_feedback" or act.is_question)) or (
+            act.strategy in COUNTER_STRATEGIES and kc == mkc
+        )
+        negation = not counter and act.strategy == "corrective_feedback" and (named or kc == mkc)
+        if counter:
+            prob = (P_REPAIR_SHOWN if shown == mid else P_REPAIR_UNSHOWN) * (0.6 + 0.4 * state.engagement)
+            if rng.random() < prob:
+                state.status[mid] = REPAIRED
+                state.mastery[mkc] += REPAIR_BONUS * (1.0 - state.mastery[mkc])
+                changed.add(mid)
+        elif negation and s == ACTIVE:
+            if rng.random() < (P_SUPPRESS_SHOWN if shown == mid else P_SUPPRESS_UNSHOWN):
+                state.status[mid] = SUPPRESSED
+                changed.add(mid)
+    return changed
+
+
+def begin_posttest(state: StudentState, rng: np.random.Generator) -> None:
+    """Between dialogue and post-test: forgetting ``L <- L (1 - F)`` once, and suppressed misconceptions relapse."""
+    if state.forgotten:
+        return
+    state.forgotten = True
+    f = state.persona.forget
+    for kid in state.mastery:
+        state.mastery[kid] *= 1.0 - f
+    for mid, s in state.status.items():
+        if s == SUPPRESSED and rng.random() < state.persona.relapse:
+            state.status[mid] = ACTIVE
+
+
+def item_mastery(state: StudentState, item: Item) -> float:
+    """P(knows every KC of the item) = product of the KC masteries (unknown KC ids count as 0.5)."""
+    return math.prod(state.mastery.get(k, 0.5) for k in item.kcs)
+
+
+def answer_item(state: StudentState, item: Item, rng: np.random.Generator) -> Answer:
+    """Answer one test item from the current state (see the module docstring for the probabilities)."""
+    p = state.persona
+    if item.id in state.memorised and rng.random() < P_RECALL:
+        state.last_shown = None
+        return Answer("memorised", item.answer, True)
+    for mid, wrong in item.misconception_answers.items():
+        if state.status.get(mid) == ACTIVE and state.misconceptions[mid].kc in item.kcs and rng.random() < P_FIRE_TEST:
+            state.last_shown = mid
+            return Answer("misconception", wrong, wrong == item.answer, mid)
+    state.last_shown = None
+    knows = rng.random() < item_mastery(state, item) and rng.random() >= p.misread_rate
+    if knows:
+        if rng.random() >= _slip(state):
+            return Answer("known", item.answer, True)
+        wrong = _wrong_answer(item, rng)
+        return Answer("slip", wrong, False)
+    if item.is_choice:
+        letter = chr(ord("A") + int(rng.integers(len(item.options or ()))))
+        return Answer("guess", letter, letter == item.answer)
+    if rng.random() < p.guess:
+        return Answer("guess", item.answer, True)
+    return Answer("guess", _wrong_answer(item, rng), False)
+
+
+_FRACTION = re.compile(r"^(-?\d+)\s*/\s*(\d+)$")
+_NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+
+
+def _wrong_answer(item: Item, rng: np.random.Generator) -> str:
+    """A plausible wrong answer: another option, a known wrong value, or the right value nudged."""
+    if item.is_choice:
+        letters = [chr(ord("A") + i) for i in range(len(item.options or ())) if chr(ord("A") + i) != item.answer]
+        return letters[int(rng.integers(len(letters)))]
+    known = [a for a in item.misconception_answers.values() if a != item.answer]
+    if known and rng.random() < 0.5:
+        return known[int(rng.integers(len(known)))]
+    return nudge_answer(item.answer, rng)
+
+
+def nudge_answer(answer: str, rng: np.random.Generator) -> str:
+    """A near-miss of a free answer: ``3/4 -> 4/4``, ``12 -> 13``, ``2.5 -> 3.5``; text becomes ``not <text>``."""
+    ans = answer.strip()
+    delta = int(rng.integers(1, 3))
+    if m := _FRACTION.match(ans):
+        return f"{int(m.group(1)) + delta}/{m.group(2)}"
+    if _NUMBER.match(ans):
+        if "." in ans:
+            return f"{float(ans) + delta:g}"
+        return str(int(ans) + delta)
+    return "not " + ans

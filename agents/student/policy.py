@@ -1,0 +1,105 @@
+"""The simulated student policy: the cognitive model (``model.py``) driven by a persona, voiced by a verbaliser.
+
+The env calls ``reset(seed)`` then ``act(observation, info)`` on each student turn. The first ``act`` after
+``reset`` builds the hidden state from ``info["task"]`` and the persona. Two generators are spawned from the
+seed, one for the model and one for the text, so changing a template never changes the learning dynamics.
+
+Example::
+
+    student = SimulatedStudent("weak_knowledge_partly_wrong")
+    student.reset(seed=7)
+    text = student.act({}, {"phase": "pretest", "task": task, "item": task.pretest[0], ...})
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.student.model import StudentState, answer_item, begin_posttest, init_state, open_dialogue, respond, snapshot
+from agents.student.personas import Persona, PersonaDistribution, get_persona
+from envs.acts import StudentTurn, TutorAct
+from envs.labels import BLOOM_LEVELS
+from envs.tasks.base import Item, Task
+
+PHASES = ("pretest", "dialogue", "posttest")
+
+
+class SimulatedStudent:
+    """A persona-driven simulated student (non-trainable). ``persona`` may be a name, a Persona or a distribution.
+
+    With a :class:`PersonaDistribution`, each episode draws its persona from the reset seed.
+    """
+
+    trainable = False
+
+    def __init__(self, persona: Persona | PersonaDistribution | str, verbaliser: object | None = None) -> None:
+        from agents.student.verbaliser import TemplateVerbaliser
+
+        self.source = get_persona(persona) if isinstance(persona, str) else persona
+        if not isinstance(self.source, (Persona, PersonaDistribution)):
+            raise TypeError(f"persona must be a Persona, PersonaDistribution or name, got {type(persona).__name__}")
+        self.verbaliser = verbaliser if verbaliser is not None else TemplateVerbaliser()
+        self.persona: Persona | None = self.source if isinstance(self.source, Persona) else None
+        self.state: StudentState | None = None
+        self.reset(None)
+
+    @property
+    def name(self) -> str:
+        return f"simulated:{self.persona.name if self.persona else self.source.name}"
+
+    def reset(self, seed: int | None = None) -> None:
+        """Forget the episode; the next ``act`` starts a new one with generators seeded from ``seed``."""
+        model_seq, text_seq = np.random.SeedSequence(seed).spawn(2)
+        self._rng = np.random.default_rng(model_seq)
+        self._text_rng = np.random.default_rng(text_seq)
+        self.state = None
+
+    def _start(self, info: dict) -> StudentState:
+        task = info.get("task")
+        if not isinstance(task, Task):
+            raise ValueError(f"info['task'] must be the full envs.tasks.base.Task, got {type(task).__name__}; "
+                             "the env must pass the Task object to the student, not its public view")
+        if isinstance(self.source, PersonaDistribution):
+            self.persona = self.source.sample(self._rng)
+        assert self.persona is not None
+        self.state = init_state(task, self.persona, self._rng)
+        return self.state
+
+    def act(self, observation: dict, info: dict) -> str | StudentTurn:
+        """A test answer (``str``) in the pre-/post-test, a labelled :class:`StudentTurn` in the dialogue."""
+        phase = info.get("phase")
+        if phase == "done":  # the env may still poll agents after the post-test
+            return ""
+        if phase not in PHASES:
+            raise ValueError(f"info['phase'] must be one of {PHASES}, got {phase!r}")
+        state = self.state if self.state is not None else self._start(info)
+        if phase == "dialogue":
+            return self._dialogue(state, info)
+        item = info.get("item")
+        if not isinstance(item, Item):
+            raise ValueError(f"info['item'] must be an Item in the {phase} phase, got {type(item).__name__}")
+        if phase == "posttest":
+            begin_posttest(state, self._rng)
+        ans = answer_item(state, item, self._rng)
+        return self.verbaliser.answer(item, ans, state, self._text_rng)
+
+    def _dialogue(self, state: StudentState, info: dict) -> StudentTurn:
+        act = info.get("tutor_act")
+        if act is None:
+            plan = open_dialogue(state, self._rng)
+        elif isinstance(act, TutorAct):
+            plan = respond(state, act, self._rng)
+        else:
+            raise ValueError(f"info['tutor_act'] must be a TutorAct or None, got {type(act).__name__}")
+        text = self.verbaliser.say(plan, state, self._text_rng)
+        privileged = snapshot(state)
+        privileged["response"] = plan.kind
+        privileged["misconception_shown"] = plan.misconception
+        return StudentTurn(
+            utterance=text,
+            cognition_state=plan.cognition_state,
+            cognitive_level=BLOOM_LEVELS[plan.bloom],
+            disciplines=plan.disciplines,
+            discipline_transfer=plan.discipline_transfer,
+            privileged=privileged,
+        )

@@ -1,0 +1,174 @@
+"""The template verbaliser: turns a :class:`~agents.student.model.Plan` or a test answer into the student's text.
+
+Phrasings live in ``templates.yaml`` beside this file. The persona shapes the voice: the current affect picks
+the tone of the opener (anxious / confident / neutral), ``verbosity`` decides how often an opener, an
+elaboration or a checking question is added and how many solution steps a test answer shows. All choices
+come from the Generator passed in, so a seeded student always says the same thing and two seeds (or two
+personas) do not sound alike. When a misconception fires the text states its wrong steps; a correct turn
+quotes a solution step (with its numbers); a help-seeking plan asks a question.
+
+Example::
+
+    v = TemplateVerbaliser()
+    text = v.say(plan, state, rng)           # dialogue turn
+    text = v.answer(item, answer, state, rng)  # "... The answer is (B)."
+"""
+
+from __future__ import annotations
+
+import string
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from agents.student.model import Answer, Plan, StudentState, nudge_answer
+from envs.errors import ConfigError
+from envs.tasks.base import Item
+
+TEMPLATES = Path(__file__).with_name("templates.yaml")
+PLACEHOLDERS = frozenset({
+    "opening", "kc", "keyword", "step", "steps", "answer", "belief", "wrong_steps", "wrong_value", "other",
+    "link_word", "distraction",
+})
+KINDS = (
+    "opening_question", "opening_attempt", "opening_misconception", "correct", "correct_transfer", "higher_order",
+    "higher_order_transfer", "misconception", "wrong", "confused", "ask_hint", "irrelevant", "acknowledge",
+    "paraphrase_clear", "paraphrase_vague", "off_topic", "closing",
+)
+ANSWER_KINDS = ("memorised", "known", "misconception", "slip", "guess")
+TONES = ("anxious", "confident", "neutral")
+
+
+def _strings(value: object, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: expected a non-empty list of strings, got {value!r}")
+    for text in value:
+        for _, name, _, _ in string.Formatter().parse(text):
+            if name is not None and name not in PLACEHOLDERS:
+                raise ConfigError(f"{where}: template {text!r} uses unknown placeholder {{{name}}}; "
+                                  f"use one of {sorted(PLACEHOLDERS)}")
+    return tuple(value)
+
+
+class TemplateVerbaliser:
+    """Writes student turns from templates (``templates.yaml`` or ``path``), deterministically in the rng."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        path = Path(path or TEMPLATES)
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"{path}: cannot read templates ({exc}); fix the file or pass another path") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: templates must be a mapping with tone/kinds/answers/...")
+        for key in ("tone", "kinds", "answers", "elaborations", "questions", "distractions"):
+            if key not in data:
+                raise ConfigError(f"{path}: missing section {key!r}; see agents/student/templates.yaml")
+        self.tone = {t: _strings(data["tone"].get(t), f"{path}: tone.{t}") for t in TONES}
+        self.kinds = {k: _strings(data["kinds"].get(k), f"{path}: kinds.{k}") for k in KINDS}
+        self.answers = {k: _strings(data["answers"].get(k), f"{path}: answers.{k}") for k in ANSWER_KINDS}
+        self.elaborations = _strings(data["elaborations"], f"{path}: elaborations")
+        self.questions = _strings(data["questions"], f"{path}: questions")
+        self.distractions = _strings(data["distractions"], f"{path}: distractions")
+
+    # -- material from the task -------------------------------------------------------------------------
+    @staticmethod
+    def _kc_steps(state: StudentState, kc: str | None) -> list[str]:
+        task = state.task
+        if kc is None or kc not in state.kcs:
+            return list(task.solution)
+        words = [w.lower() for w in state.kcs[kc].keywords]
+        steps = [s for s in task.solution if any(w in s.lower() for w in words)]
+        return steps or [state.kcs[kc].worked_example]
+
+    @staticmethod
+    def _misconception_value(state: StudentState, mid: str, rng: np.random.Generator) -> str:
+        for item in state.task.pretest + state.task.posttest:
+            wrong = item.misconception_answers.get(mid)
+            if wrong is not None:
+                if item.options is not None:
+                    return item.options[ord(wrong) - ord("A")]
+                return wrong
+        return nudge_answer(state.task.answer, rng)
+
+    @staticmethod
+    def _pick(options: tuple[str, ...] | list[str], rng: np.random.Generator) -> str:
+        return options[int(rng.integers(len(options)))]
+
+    def _fields(self, plan_kc: str | None, mid: str | None, linked: str | None, other: str | None,
+                state: StudentState, rng: np.random.Generator) -> dict[str, str]:
+        kc = state.kcs.get(plan_kc) if plan_kc else None
+        steps = self._kc_steps(state, plan_kc)
+        fields = {
+            "opening": state.task.opening_question,
+            "kc": kc.name if kc else state.task.title,
+            "keyword": self._pick(kc.keywords, rng) if kc else state.task.title,
+            "step": self._pick(steps, rng),
+            "steps": " ".join(steps[:2]),
+            "answer": state.task.answer,
+            "distraction": self._pick(self.distractions, rng),
+            "belief": "",
+            "wrong_steps": "",
+            "wrong_value": nudge_answer(state.task.answer, rng),
+            "other": other or "",
+            "link_word": other or "",
+        }
+        if mid is not None:
+            m = state.misconceptions[mid]
+            fields["belief"] = m.belief
+            fields["wrong_steps"] = " ".join(m.wrong_steps) or m.belief
+            fields["wrong_value"] = self._misconception_value(state, mid, rng)
+        if kc is not None and other:
+            for link in kc.links:
+                if link.discipline == other:
+                    fields["link_word"] = self._pick(link.keywords, rng) if link.keywords else other
+                    break
+        return fields
+
+    def _tone(self, state: StudentState) -> str:
+        if state.anxiety > 0.55:
+            return "anxious"
+        if state.confidence > 0.65 and state.anxiety < 0.4:
+            return "confident"
+        return "neutral"
+
+    # -- public -----------------------------------------------------------------------------------------
+    def say(self, plan: Plan, state: StudentState, rng: np.random.Generator) -> str:
+        """The utterance of a dialogue turn for ``plan``, in the persona's voice."""
+        kind = plan.kind
+        if kind == "opening_attempt" and plan.misconception is not None:
+            kind = "opening_misconception"
+        elif kind == "paraphrase":
+            kind = "paraphrase_clear" if plan.cognition_state == "clear_understanding" else "paraphrase_vague"
+        other = None
+        if kind in ("correct", "higher_order") and plan.discipline_transfer:
+            other = plan.disciplines[-1]
+            kind += "_transfer"
+        fields = self._fields(plan.kc, plan.misconception, plan.linked_kc, other, state, rng)
+        core = self._pick(self.kinds[kind], rng).format_map(fields)
+        verbosity = state.persona.verbosity
+        parts = []
+        if kind not in ("opening_question", "irrelevant") and rng.random() < 0.25 + 0.5 * verbosity:
+            parts.append(self._pick(self.tone[self._tone(state)], rng))
+        opener = parts[0].rstrip() if parts else ""
+        if opener and opener[-1] not in ".!?" and core[:1].isupper() and not core.startswith(("I ", "I'")):
+            core = core[:1].lower() + core[1:]  # the opener starts the sentence
+        parts.append(core)
+        if kind not in ("irrelevant", "closing", "ask_hint", "opening_question") and rng.random() < verbosity**2:
+            parts.append(self._pick(self.elaborations, rng))
+        if kind in ("correct", "misconception", "paraphrase_clear") and rng.random() < 0.2 + 0.3 * state.anxiety:
+            parts.append(self._pick(self.questions, rng))
+        text = "".join(parts).strip()
+        return text[:1].upper() + text[1:]
+
+    def answer(self, item: Item, ans: Answer, state: StudentState, rng: np.random.Generator) -> str:
+        """A test answer: short reasoning, then ``The answer is (B).`` (choice) or ``The answer is 3/4.``."""
+        verbosity = state.persona.verbosity
+        steps = list(item.solution_steps) or self._kc_steps(state, item.kcs[0])
+        shown = 1 if verbosity < 0.34 else 2 if verbosity < 0.67 else len(steps)
+        fields = self._fields(item.kcs[0], ans.misconception, None, None, state, rng)
+        fields["steps"] = " ".join(steps[-shown:])
+        reasoning = self._pick(self.answers[ans.how], rng).format_map(fields)
+        final = f"The answer is ({ans.answer})." if item.is_choice else f"The answer is {ans.answer}."
+        return f"{reasoning} {final}".strip()
