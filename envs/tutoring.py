@@ -25,7 +25,6 @@ from envs.tasks import get_task_set
 from envs.tasks.base import Item, Task
 
 AGENTS = ("tutor", "student")
-_NUMBER_RE = re.compile(r"-?\d+(?:[./]\d+)?")
 
 _SYSTEM_PROMPT = (
     "You are a patient expert tutor. Help the student understand the task through questions and scaffolding "
@@ -101,7 +100,7 @@ class TutoringEnv(AECEnv):
         keys = [_answer_key(it) for it in task.pretest]
         if not any(k.value == task.answer for k in keys):
             keys.append(AnswerKey(item_id="task", value=task.answer))
-        givens = tuple(dict.fromkeys(_NUMBER_RE.findall(task.statement)))
+        givens = (task.statement,)  # the detector reads every number of the statement (LaTeX, words, percents)
         self._annotator = Annotator(task, keys, givens) if self.config.action_mode == "text" else None
         self._ctx = AnnotationContext(focus_kc=task.knowledge_components[0].id)
         self._kc_index = {kc.id: i for i, kc in enumerate(task.knowledge_components[: tzs.MAX_KCS])}

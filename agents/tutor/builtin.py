@@ -166,7 +166,7 @@ class SocraticTutor(ActTutor):
     def speak(self, act: TutorAct, task: Task, misconception: str | None, info: dict) -> str:
         keys = [AnswerKey(item_id=r["item_id"], value=r["answer"]) for r in info.get("pretest", [])]
         keys.append(AnswerKey(item_id="task", value=task.answer))
-        givens = re.findall(r"-?\d+(?:[./]\d+)?", task.statement)
+        givens = (task.statement,)
         for _ in range(4):
             text = verbalise_act(act, task, self._rng, misconception=misconception)
             if not find_leaks(text, keys, givens=givens).leaked:
