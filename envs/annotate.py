@@ -97,6 +97,7 @@ DISCIPLINE_WORDS: dict[str, tuple[str, ...]] = {
                  "grammar", "write"),
 }
 _WORD_RE = re.compile(r"[a-z0-9']+")
+_NUMBER = re.compile(r"\d+(?:[.,/]\d+)?")
 
 
 @dataclass
@@ -128,9 +129,11 @@ class Annotator:
         for m in task.misconceptions:
             mis_words[m.kc] = mis_words.get(m.kc, ()) + m.keywords
         self._kc_patterns = [
-            (kc.id, kc.discipline, _phrase_re(kc.keywords + (kc.name,) + mis_words.get(kc.id, ())))
+            (kc.id, kc.discipline, _phrase_re(kc.keywords + mis_words.get(kc.id, ())), _phrase_re((kc.name,)))
             for kc in task.knowledge_components
         ]
+        self._statement_words = _content_words(task.statement)
+        self._statement_numbers = frozenset(_NUMBER.findall(task.statement))
         self._link_patterns = [
             (kc.id, link.discipline, _phrase_re(link.keywords + ((link.bridge,) if not link.keywords else ())))
             for kc in task.knowledge_components
@@ -200,14 +203,23 @@ class Annotator:
 
     def _topic(self, text: str, ctx: AnnotationContext) -> tuple[str | None, tuple[str, ...]]:
         best, best_hits, found = None, 0, []
-        for kc_id, discipline, pat in self._kc_patterns:
+        for kc_id, discipline, pat, name_pat in self._kc_patterns:
             hits = len(pat.findall(text)) if pat is not None else 0
+            if name_pat is not None and name_pat.search(text):
+                hits += 3  # naming the component outright is the strongest signal of the topic
             if hits:
                 found.append(discipline)
                 # Prefer the KC in focus on ties: a dialogue stays on a topic unless moved.
                 if hits > best_hits or (hits == best_hits and kc_id == ctx.focus_kc):
                     best, best_hits = kc_id, hits
+        if best is None and ctx.focus_kc is not None and self._about_the_task(text):
+            best = ctx.focus_kc  # working on the task itself keeps the topic in focus
         return best, tuple(dict.fromkeys(found))
+
+    def _about_the_task(self, text: str) -> bool:
+        numbers = self._statement_numbers.intersection(_NUMBER.findall(text))
+        words = self._statement_words & _content_words(text)
+        return len(numbers) >= 2 or len(words) >= 3
 
     def _disciplines(self, text: str, kc_disciplines: tuple[str, ...], target_kc: str | None) -> tuple[str, ...]:
         found = list(kc_disciplines)
