@@ -333,13 +333,15 @@ def test_engagement_scales_learning() -> None:
     assert gains[0.95] >= 2.0 * gains[0.2], gains
 
 
-def test_forgetting_applies_once() -> None:
+def test_forgetting_applies_once_to_the_session_gain() -> None:
     st = _states("all_round_partly_wrong", 1, forget=0.2)[0]
-    before = dict(st.mastery)
+    initial = dict(st.mastery)
+    st.mastery = {k: v + 0.5 * (1.0 - v) for k, v in initial.items()}  # as if the session taught half the rest
+    learned = dict(st.mastery)
     rng = np.random.default_rng(0)
     begin_posttest(st, rng)
     begin_posttest(st, rng)
-    assert st.mastery == pytest.approx({k: v * 0.8 for k, v in before.items()})
+    assert st.mastery == pytest.approx({k: initial[k] + 0.8 * (learned[k] - initial[k]) for k in initial})
 
 
 def test_misconception_answers_and_memory_do_not_leak_to_twins() -> None:

@@ -9,7 +9,7 @@ with a status ``active`` / ``suppressed`` / ``repaired``, a Bloom level :math:`b
 
 .. math:: L_k^0 = \mathrm{clip}(\pi (1 - 0.5 d_k) + \epsilon,\ 0.01, 0.99) \cdot (0.6 + 0.4 \min_{p \in pre(k)} L_p^0)
 
-(the prerequisite factor is 1 without prerequisites), learn rate :math:`T_k = 0.25 \cdot speed \cdot (1 - 0.4 d_k)`,
+(the prerequisite factor is 1 without prerequisites), learn rate :math:`T_k = 0.35 \cdot speed \cdot (1 - 0.4 d_k)`,
 each task misconception held (``active``) with probability ``misconception_rate``, :math:`b = ` ``bloom_start``.
 
 **Answering.** Slip grows with anxiety, :math:`S' = S + 0.15\,anxiety`. An item over KCs :math:`K` is known with
@@ -41,7 +41,7 @@ learning):
   :math:`p = (1 - m)[L_k(1-S') + (1-L_k)G] \cdot z` (:math:`z` 1 within, 0.8 at :math:`g = 1`, 0.25 above), a
   scaffold adding :math:`0.3 (1 - p)`. Success at :math:`D > b` raises :math:`b` by one; on L3 a curious student
   extends (``higher_order``) with :math:`p = curiosity (0.5 + 0.5 e)`. Weight :math:`w` = 1.5 on success,
-  0.25 on failure or when a misconception fired; a stuck student asks for a hint with
+  0.35 on failure or when a misconception fired (0.6 for a failure inside a scaffold: it is worked through); a stuck student asks for a hint with
   :math:`p = help\_seeking (0.5 + 0.5\,metacognition)`;
 - *explain* mode (anything else with content): :math:`w = 0.7 (1 - 0.6 L_k)\,uptake` (worked examples help
   novices most); ``reveals_answer`` instead memorises the ``revealed_items`` (:math:`p = 0.95`) and has
@@ -58,7 +58,9 @@ preference, :math:`\phi` the prerequisite readiness (questions :math:`0.3 + 0.7 
 :math:`w` by 1.5 and gives each linked KC :math:`j` the step
 :math:`(1 - L_j) \min(0.95, 0.8\, T_j\, \zeta (0.2 + 0.8e))`.
 
-**Forgetting** applies once, before the first post-test item: :math:`L_k \leftarrow L_k (1 - F)`.
+**Forgetting** applies once, before the first post-test item, to what was learned in the session:
+:math:`L_k \leftarrow L_k^0 + (L_k - L_k^0)(1 - F)` when :math:`L_k > L_k^0` (prior knowledge is not lost in
+minutes; fresh learning is fragile).
 
 Example::
 
@@ -81,7 +83,7 @@ from envs.acts import TutorAct
 from envs.labels import BLOOM_LEVELS, GUIDANCE_TO_BLOOM
 from envs.tasks.base import Item, KCLink, KnowledgeComponent, Misconception, Task
 
-BASE_LEARN = 0.25
+BASE_LEARN = 0.35
 ACTIVE, SUPPRESSED, REPAIRED = "active", "suppressed", "repaired"
 
 GENERATIVE_STRATEGIES = frozenset({"follow_up_question", "hint", "break_down", "scenario_question"})
@@ -89,10 +91,11 @@ GENERATIVE_INTENTS = frozenset({"guide_reasoning", "check_understanding"})
 SCAFFOLDS = frozenset({"hint", "break_down"})
 COUNTER_STRATEGIES = frozenset({"scenario_question", "analogy"})
 
-W_SUCCESS, W_FAIL, W_EXPLAIN, W_REVEAL = 1.5, 0.25, 0.7, 0.1
+W_SUCCESS, W_FAIL, W_EXPLAIN, W_REVEAL = 1.5, 0.35, 0.7, 0.1
+W_FAIL_SCAFFOLDED = 0.6  # a failed attempt inside a hint/break-down still gets worked through with help
 ZONE_SUCCESS = {"within": 1.0, "stretch": 0.8, "above": 0.25, "below": 1.0}
 ZONE_LEARN = {"within": 1.0, "stretch": 1.0, "above": 0.15, "below": 0.3}
-SCAFFOLD_BOOST = 0.3
+SCAFFOLD_BOOST = 0.4
 P_FIRE_DIALOGUE, P_FIRE_EXPLAIN, P_FIRE_SUPPRESSED, P_FIRE_TEST = 0.75, 0.4, 0.05, 0.8
 P_REPAIR_SHOWN, P_REPAIR_UNSHOWN, P_SUPPRESS_SHOWN, P_SUPPRESS_UNSHOWN = 0.85, 0.3, 0.9, 0.5
 REPAIR_BONUS, TRANSFER_BOOST, TRANSFER_LINKED = 0.25, 1.5, 0.8
@@ -117,6 +120,7 @@ class StudentState:
     engagement: float
     confidence: float
     anxiety: float
+    initial: dict[str, float] = field(default_factory=dict)  # mastery at the start (forgetting hits the gain)
     memorised: dict[str, int] = field(default_factory=dict)  # item id -> turn told
     last_shown: str | None = None
     forgotten: bool = False
@@ -190,6 +194,7 @@ def init_state(task: Task, persona: Persona, rng: np.random.Generator) -> Studen
         engagement=persona.engagement,
         confidence=persona.confidence,
         anxiety=persona.anxiety,
+        initial=dict(mastery),
     )
 
 
@@ -334,7 +339,7 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
                     plan = Plan("correct", "clear_understanding", max(0, min(demand, state.bloom)), kc, None,
                                 _transfer_disc(disc, linked), linked is not None, linked.kc if linked else None)
             else:
-                w = W_FAIL
+                w = W_FAIL_SCAFFOLDED if scaffold else W_FAIL
                 state.confidence *= 0.95
                 asks = rng.random() < p.help_seeking * (0.5 + 0.5 * p.metacognition)
                 if zone == "above":
@@ -432,13 +437,16 @@ def _repair(state: StudentState, act: TutorAct, kc: str, shown: str | None, rng:
 
 
 def begin_posttest(state: StudentState, rng: np.random.Generator) -> None:
-    """Between dialogue and post-test: forgetting ``L <- L (1 - F)`` once, and suppressed misconceptions relapse."""
+    """Between dialogue and post-test: forgetting ``L <- L0 + (L - L0)(1 - F)`` once (what was learned in the
+    session is fragile; prior knowledge is not lost in minutes), and suppressed misconceptions relapse."""
     if state.forgotten:
         return
     state.forgotten = True
     f = state.persona.forget
-    for kid in state.mastery:
-        state.mastery[kid] *= 1.0 - f
+    for kid, lk in state.mastery.items():
+        l0 = state.initial.get(kid, lk)
+        if lk > l0:
+            state.mastery[kid] = l0 + (lk - l0) * (1.0 - f)
     for mid, s in state.status.items():
         if s == SUPPRESSED and rng.random() < state.persona.relapse:
             state.status[mid] = ACTIVE

@@ -65,57 +65,55 @@ class SocraticTutor(ActTutor):
         if self._plan is None:
             self._make_plan(info, task)
         assert self._plan is not None
-        feats = decode_tutor_features(observation["features"])
-        state = feats["last_cognition_state"]
-        turn, max_turns = info["turn"], info["max_turns"]
-        if turn + 1 >= max_turns or (not self._plan and self._transferred):
+        state = decode_tutor_features(observation["features"])["last_cognition_state"]
+        if info["turn"] + 1 >= info["max_turns"] or (not self._plan and self._transferred):
             return _act("summarize", None, "L2", None, task, ends=True), None
-
-        if not self._plan:  # every component covered: transfer once, then close
-            kc = next((k for k in task.knowledge_components if k.links), task.knowledge_components[0])
+        if not self._plan:  # every component covered: one transfer to a linked discipline, then close
             self._transferred = True
-            if kc.links:
-                return _act("trigger_transfer", None, "L3", kc, task, transfer_to=kc.links[0].discipline), None
-            return _act("guide_reasoning", "follow_up_question", "L3", kc, task), None
+            kc = next((k for k in task.knowledge_components if k.links), task.knowledge_components[0])
+            return self._transfer(kc, task)
 
         kc = task.kc(self._plan[0])
         level = self._level[kc.id]
-        student_text = _last_student_text(info)
+        if state is None:  # the student opened, or nothing was said yet
+            return self._open_component(kc, task)
         if state == "incorrect":
-            mis = self._diagnose(student_text, task, kc)
-            if mis is not None and self._repairs.get(mis, 0) < 2:
+            mis = self._diagnose(_last_student_text(info), task, kc)
+            if mis is not None and self._repairs.get(mis, 0) < 2:  # a shown misconception: counterexample
                 self._repairs[mis] = self._repairs.get(mis, 0) + 1
                 mis_kc = task.kc(next(m.kc for m in task.misconceptions if m.id == mis))
                 return _act("guide_reasoning", "scenario_question", "L2", mis_kc, task, misconception=mis), mis
         if state in ("incorrect", "expression_difficulty", "vague_understanding"):
-            # no progress: step down; after two stalls, a short worked example (questioning cannot reach it)
             self._stuck[kc.id] = self._stuck.get(kc.id, 0) + 1
-            if self._stuck[kc.id] >= 2 or (level == 0 and state != "vague_understanding"):
+            if self._stuck[kc.id] >= 2 or state == "expression_difficulty" and level == 0:
+                # questioning cannot reach what is missing: a short worked example, then back to questions
                 self._stuck[kc.id] = 0
                 self._level[kc.id] = 0
                 return _act("introduce_concept", None, "L1", kc, task), None
-            if state == "vague_understanding":
-                return _act("guide_reasoning", "follow_up_question", _LEVELS[level], kc, task), None
-            self._level[kc.id] = max(0, level - 1)
-            strategy = "hint" if state == "incorrect" else "break_down"
+            self._level[kc.id] = max(0, level - (state != "vague_understanding"))
+            strategy = {"incorrect": "hint", "vague_understanding": "follow_up_question"}.get(state, "break_down")
             return _act("guide_reasoning", strategy, _LEVELS[self._level[kc.id]], kc, task), None
         if state == "irrelevant":
             return _act("check_understanding", "encourage", "L1", kc, task), None
-        if state in ("clear_understanding", "higher_order"):
-            self._successes[kc.id] = self._successes.get(kc.id, 0) + 1
-            if level >= 2 or self._successes[kc.id] >= 3 or state == "higher_order" and level >= 1:
-                self._plan.pop(0)
-                if kc.links and not self._transferred:
-                    self._transferred = True
-                    return _act("trigger_transfer", None, "L3", kc, task, transfer_to=kc.links[0].discipline), None
-                if not self._plan:
-                    return _act("summarize", None, "L2", None, task, ends=True), None
-                kc = task.kc(self._plan[0])
-                return self._open_component(kc, task)
-            self._level[kc.id] = level + 1
-            strategy = "scenario_question" if level + 1 == 2 and kc.contexts else "follow_up_question"
-            return _act("guide_reasoning", strategy, _LEVELS[level + 1], kc, task), None
-        return self._open_component(kc, task)  # first turn: the student opened or nothing was said yet
+        # clear_understanding / higher_order: climb one level; past L2 (or three successes) move on
+        self._stuck[kc.id] = 0
+        self._successes[kc.id] = self._successes.get(kc.id, 0) + 1
+        if level >= 2 or self._successes[kc.id] >= 3 or (state == "higher_order" and level >= 1):
+            self._plan.pop(0)
+            if kc.links and not self._transferred:
+                self._transferred = True
+                return self._transfer(kc, task)
+            if not self._plan:
+                return _act("summarize", None, "L2", None, task, ends=True), None
+            return self._open_component(task.kc(self._plan[0]), task)
+        self._level[kc.id] = level + 1
+        strategy = "scenario_question" if level + 1 == 2 and kc.contexts else "break_down"
+        return _act("guide_reasoning", strategy, _LEVELS[level + 1], kc, task), None
+
+    def _transfer(self, kc: KnowledgeComponent, task: Task) -> tuple[TutorAct, str | None]:
+        if kc.links:
+            return _act("trigger_transfer", None, "L3", kc, task, transfer_to=kc.links[0].discipline), None
+        return _act("guide_reasoning", "follow_up_question", "L3", kc, task), None
 
     def _open_component(self, kc: KnowledgeComponent, task: Task) -> tuple[TutorAct, str | None]:
         suspects = self._suspects.get(kc.id, [])
@@ -124,7 +122,7 @@ class SocraticTutor(ActTutor):
             return _act("guide_reasoning", "scenario_question", "L2", kc, task, misconception=suspects[0]), suspects[0]
         if self._level[kc.id] == 0:
             return _act("introduce_concept", None, "L1", kc, task), None  # novice: a worked example first
-        return _act("check_understanding", None, _LEVELS[self._level[kc.id]], kc, task), None
+        return _act("guide_reasoning", "break_down", _LEVELS[self._level[kc.id]], kc, task), None
 
     def _make_plan(self, info: dict, task: Task) -> None:
         acc: dict[str, list[bool]] = {k.id: [] for k in task.knowledge_components}
@@ -167,6 +165,14 @@ class SocraticTutor(ActTutor):
         keys = [AnswerKey(item_id=r["item_id"], value=r["answer"]) for r in info.get("pretest", [])]
         keys.append(AnswerKey(item_id="task", value=task.answer))
         givens = (task.statement,)
+        if act.intent == "summarize":
+            # the task's own summary may state the answer: summarise the ideas instead
+            covered = [task.kc(k) for k in self._successes] or list(task.knowledge_components)
+            ideas = " ".join(k.explanation.split(". ")[0].rstrip(".") + "." for k in covered[:3])
+            text = f"To summarize what we worked on: {ideas} {END_MARKER}"
+            if not find_leaks(text, keys, givens=givens).leaked:
+                return text
+            return f"To summarize: we worked on {', '.join(k.name.lower() for k in covered)}. {END_MARKER}"
         for _ in range(4):
             text = verbalise_act(act, task, self._rng, misconception=misconception)
             if not find_leaks(text, keys, givens=givens).leaked:
@@ -179,7 +185,8 @@ class SocraticTutor(ActTutor):
 
 
 class LecturerTutor(ActTutor):
-    """Explains each component, then tells the answers, without checking understanding."""
+    """Explains each component in turn (explanation, then a worked example), tells the solution and the test
+    answers, and closes with a summary — without ever checking understanding."""
 
     name = "lecturer"
 
@@ -192,15 +199,17 @@ class LecturerTutor(ActTutor):
         task = self._task_from(info)
         self._step += 1
         kcs = task.knowledge_components
-        last = self._step >= min(info["max_turns"], len(kcs) + 2)
-        if last:
+        if self._step >= info["max_turns"]:
             return f"To summarize: {task.summary} {END_MARKER}"
-        if self._step <= len(kcs):
-            kc = kcs[self._step - 1]
+        if self._step == info["max_turns"] - 1:
+            steps = " ".join(task.solution)
+            answers = "; ".join(f"{r['question']} -> {r['answer']}" for r in info.get("pretest", []))
+            return f"Here is the solution: {steps} So the answer is {task.answer}. The test answers are: {answers}"
+        lesson = self._step - 1
+        kc = kcs[(lesson // 2) % len(kcs)]
+        if lesson % 2 == 0:
             return f"Let me explain {kc.name}: {kc.explanation}"
-        steps = " ".join(task.solution)
-        answers = "; ".join(f"{r['question']} -> {r['answer']}" for r in info.get("pretest", []))
-        return f"Here is the solution: {steps} So the answer is {task.answer}. The test answers are: {answers}"
+        return f"Here's a worked example of {kc.name}: {kc.worked_example}"
 
 
 class RandomTutor(ActTutor):

@@ -95,6 +95,18 @@ def _describe(err: dict[str, Any], data: Any) -> str:
     return f"  {where}{_record_hint(data, tuple(err['loc']))}: {msg}; fix: {fix}"
 
 
+def _without_cascades(errors: list[Any]) -> list[Any]:
+    """Drop "list too short" errors caused only by a bad entry inside that list, which is reported itself."""
+    locs = [tuple(e["loc"]) for e in errors]
+
+    def caused_by_child(err: Any) -> bool:
+        loc = tuple(err["loc"])
+        return any(len(other) > len(loc) and other[: len(loc)] == loc for other in locs)
+
+    kept = [e for e in errors if not (e["type"] == "too_short" and caused_by_child(e))]
+    return kept or errors
+
+
 def load_lesson(path: str | Path) -> Task:
     """Read and validate one lesson file; the task set is always ``stem``.
 
@@ -128,7 +140,7 @@ def load_lesson(path: str | Path) -> Task:
     try:
         return Task.model_validate({**data, "task_set": TASK_SET_NAME})
     except ValidationError as exc:
-        errors = exc.errors()
+        errors = _without_cascades(exc.errors())
         lines = [_describe(e, data) for e in errors[:_MAX_REPORTED_ERRORS]]
         if len(errors) > _MAX_REPORTED_ERRORS:
             lines.append(f"  ... and {len(errors) - _MAX_REPORTED_ERRORS} more")
