@@ -15,7 +15,8 @@ from envs.annotate import END_MARKER
 from envs.tasks.base import KnowledgeComponent, Task
 
 _STRATEGY_LEADS: dict[str, tuple[str, ...]] = {
-    "follow_up_question": ("Why do you think that?", "How do you know?", "Can you explain your thinking?"),
+    # level-neutral leads: the question that follows sets the guidance level
+    "follow_up_question": ("Tell me more about your thinking.", "What do you notice?", "Let's build on your idea."),
     "hint": ("Here's a hint: {hint}", "A hint: {hint}", "Try thinking about this: {hint}"),
     "analogy": ("Think of it as this: {analogy}", "It's like this: {analogy}"),
     "scenario_question": ("Imagine this: {scenario}", "Let's test that idea with a counterexample: {scenario}",

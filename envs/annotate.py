@@ -132,6 +132,19 @@ class Annotator:
             (kc.id, kc.discipline, _phrase_re(kc.keywords + mis_words.get(kc.id, ())), _phrase_re((kc.name,)))
             for kc in task.knowledge_components
         ]
+        # The curriculum's own material, quoted, is recognised exactly: a bank question carries its KC and
+        # level, a counterexample its misconception, an explanation or worked example its KC.
+        self._material: list[tuple[str, str, str | None, str | None]] = []
+        for kc in task.knowledge_components:
+            for q in kc.questions:
+                self._material.append((_norm(q.text), kc.id, q.guidance_level, None))
+            for text in (kc.explanation, kc.worked_example):
+                self._material.append((_norm(text), kc.id, "L2", None))
+        for m in task.misconceptions:
+            self._material.append((_norm(m.counterexample), m.kc, None, m.id))
+        self._bridges = [(_norm(link.bridge), kc.id, link.discipline) for kc in task.knowledge_components
+                         for link in kc.links if len(link.bridge) >= 12]
+        self._material = [entry for entry in self._material if len(entry[0]) >= 12]
         self._statement_words = _content_words(task.statement)
         self._statement_numbers = frozenset(_NUMBER.findall(task.statement))
         self._link_patterns = [
@@ -156,9 +169,20 @@ class Annotator:
             strategy = "follow_up_question"
 
         target_kc, kc_disciplines = self._topic(text, ctx)
+        quoted_kc, quoted_level, quoted_mis = self._quoted(text)
+        if quoted_kc is not None:
+            target_kc = quoted_kc
+            if quoted_kc not in self._kc_discipline or self._kc_discipline[quoted_kc] not in kc_disciplines:
+                kc_disciplines = kc_disciplines + (self._kc_discipline[quoted_kc],)
         disciplines = self._disciplines(text, kc_disciplines, target_kc)
         topic_discipline = self._kc_discipline.get(target_kc or "", self.main_discipline)
-        linked = self._linked_discipline(text)
+        bridge = self._quoted_bridge(text)
+        if bridge is not None:
+            target_kc, linked = bridge
+        elif quoted_kc is not None:
+            linked = None  # quoted material on one component is not a transfer, whatever words it uses
+        else:
+            linked = self._linked_discipline(text)
         other = [d for d in disciplines if d != topic_discipline]
         if linked and linked not in disciplines:
             disciplines = disciplines + (linked,)
@@ -166,7 +190,7 @@ class Annotator:
 
         if ends or _SUMMARY.search(text):
             intent = "summarize"
-        elif other and (linked is not None or _BRIDGE.search(text)):
+        elif other and (linked is not None or (quoted_kc is None and _BRIDGE.search(text))):
             intent = "trigger_transfer"
         elif _EXPLAIN.search(text) or not is_question:
             intent = "introduce_concept"
@@ -175,7 +199,9 @@ class Annotator:
         else:
             intent = "guide_reasoning"
 
-        if intent == "trigger_transfer" or (is_question and _L3.search(text)):
+        if quoted_level is not None and intent != "trigger_transfer":
+            level = quoted_level
+        elif intent == "trigger_transfer" or (is_question and _L3.search(text)):
             level = "L3"
         elif _L2.search(text) or intent in ("introduce_concept", "summarize"):
             level = "L2"
@@ -196,7 +222,7 @@ class Annotator:
             target_kc=target_kc,
             reveals_answer=leaks.leaked,
             revealed_items=leaks.item_ids,
-            addresses_misconception=self._misconception(text, target_kc),
+            addresses_misconception=quoted_mis or self._misconception(text, target_kc),
             is_question=is_question,
             ends_session=ends,
         )
@@ -215,6 +241,24 @@ class Annotator:
         if best is None and ctx.focus_kc is not None and self._about_the_task(text):
             best = ctx.focus_kc  # working on the task itself keeps the topic in focus
         return best, tuple(dict.fromkeys(found))
+
+    def _quoted(self, text: str) -> tuple[str | None, str | None, str | None]:
+        """The KC, guidance level and misconception of the longest piece of task material the turn quotes."""
+        lowered = _norm(text)
+        best: tuple[str, str, str | None, str | None] | None = None
+        for entry in self._material:
+            if entry[0] in lowered and (best is None or len(entry[0]) > len(best[0])):
+                best = entry
+        if best is None:
+            return None, None, None
+        return best[1], best[2], best[3]
+
+    def _quoted_bridge(self, text: str) -> tuple[str, str] | None:
+        lowered = _norm(text)
+        for bridge, kc_id, discipline in self._bridges:
+            if bridge in lowered:
+                return kc_id, discipline
+        return None
 
     def _about_the_task(self, text: str) -> bool:
         numbers = self._statement_numbers.intersection(_NUMBER.findall(text))
@@ -265,6 +309,10 @@ _STOP = frozenset(
     "the a an and or but if then of to in on at for with is are was were be it this that what you your how why "
     "do does did can could would should will we they he she i me my our their its as by from so not no yes".split()
 )
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
 
 
 def _content_words(text: str) -> frozenset[str]:

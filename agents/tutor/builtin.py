@@ -66,12 +66,18 @@ class SocraticTutor(ActTutor):
             self._make_plan(info, task)
         assert self._plan is not None
         state = decode_tutor_features(observation["features"])["last_cognition_state"]
-        if info["turn"] + 1 >= info["max_turns"] or (not self._plan and self._transferred):
+        if info["turn"] + 1 >= info["max_turns"]:
             return _act("summarize", None, "L2", None, task, ends=True), None
-        if not self._plan:  # every component covered: one transfer to a linked discipline, then close
+        if not self._plan and not self._transferred:  # every component covered: one transfer, then deepen
             self._transferred = True
             kc = next((k for k in task.knowledge_components if k.links), task.knowledge_components[0])
             return self._transfer(kc, task)
+        if not self._plan:  # time left: deepen the components practised least, a level up
+            order = sorted(task.knowledge_components, key=lambda k: (self._successes.get(k.id, 0), k.id))
+            self._plan = [k.id for k in order]
+            for k in order:
+                self._level[k.id] = max(1, self._level[k.id])
+                self._successes[k.id] = 0
 
         kc = task.kc(self._plan[0])
         level = self._level[kc.id]
@@ -104,7 +110,7 @@ class SocraticTutor(ActTutor):
                 self._transferred = True
                 return self._transfer(kc, task)
             if not self._plan:
-                return _act("summarize", None, "L2", None, task, ends=True), None
+                return self.choose(observation, {**info, "_replan": True}, task)
             return self._open_component(task.kc(self._plan[0]), task)
         self._level[kc.id] = level + 1
         strategy = "scenario_question" if level + 1 == 2 and kc.contexts else "break_down"
@@ -136,18 +142,11 @@ class SocraticTutor(ActTutor):
                                 self._suspects.setdefault(kc_id, []).append(m.id)
         est = {k: (sum(v) / len(v) if v else 0.5) for k, v in acc.items()}
         self._level = {k: (0 if e < 0.5 else 1) for k, e in est.items()}
-        order = sorted(task.knowledge_components, key=lambda k: (est[k.id] >= 1.0, est[k.id], _depth(task, k)))
+        # a suspected misconception is the biggest barrier: those components first, then the weakest
+        order = sorted(task.knowledge_components,
+                       key=lambda k: (k.id not in self._suspects, est[k.id] >= 1.0, est[k.id], _depth(task, k)))
         weak = [k.id for k in order if est[k.id] < 1.0]
-        planned = weak or [order[0].id]
-        # prerequisites first: a weak prerequisite goes before what builds on it
-        ordered: list[str] = []
-        for kc_id in planned:
-            for pre in task.kc(kc_id).prerequisites:
-                if pre in planned and pre not in ordered:
-                    ordered.append(pre)
-            if kc_id not in ordered:
-                ordered.append(kc_id)
-        self._plan = ordered
+        self._plan = weak or [order[0].id]
 
     def _diagnose(self, text: str, task: Task, kc: KnowledgeComponent) -> str | None:
         best, best_score = None, 1
@@ -209,7 +208,10 @@ class LecturerTutor(ActTutor):
         kc = kcs[(lesson // 2) % len(kcs)]
         if lesson % 2 == 0:
             return f"Let me explain {kc.name}: {kc.explanation}"
-        return f"Here's a worked example of {kc.name}: {kc.worked_example}"
+        # the worked example, with a warning about the component's common mistake (plain negation)
+        mistakes = [m for m in task.misconceptions if m.kc == kc.id]
+        warning = f" A common mistake: {mistakes[0].belief} That is wrong. {mistakes[0].negation}" if mistakes else ""
+        return f"Here's a worked example of {kc.name}: {kc.worked_example}{warning}"
 
 
 class RandomTutor(ActTutor):
