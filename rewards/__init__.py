@@ -1,1 +1,24 @@
-"""Reward terms and their weighted composition (TRL-compatible reward functions)."""
+"""Reward terms and their weighted composition (TRL-compatible reward functions).
+
+- :mod:`rewards.terms`: the terms, each one function on an exchange or an episode record, usable in the env
+  and as a TRL reward function (``term.trl()``);
+- :mod:`rewards.rubric`: :class:`Rubric`, the weighted composition the env calls (``envs.reward_api``), with
+  PedagogicalRL's λ and hard mode; :func:`load_rubric` reads ``configs/rewards/<name>.yaml``;
+- :mod:`rewards.gate`: the content gate that keeps cue words without content from counting;
+- :mod:`rewards.sid`: SID's objective metrics (also used by ``eval.metrics``).
+
+Example::
+
+    from envs import tutoring_v0
+    from rewards import load_rubric
+    env = tutoring_v0.env(reward=load_rubric("default"))
+    funcs, weights = load_rubric("pedagogical_rl").reward_funcs()  # for TRL's GRPOTrainer
+"""
+
+from __future__ import annotations
+
+from rewards.gate import ContentGate
+from rewards.rubric import Rubric, RubricConfig, load_rubric, pedagogy_ok
+from rewards.terms import TERM_NAMES, Term, make_term
+
+__all__ = ["TERM_NAMES", "ContentGate", "Rubric", "RubricConfig", "Term", "load_rubric", "make_term", "pedagogy_ok"]

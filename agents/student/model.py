@@ -40,18 +40,20 @@ learning):
   active misconception of :math:`k` fires with 0.75 (``incorrect``); else the student succeeds with
   :math:`p = (1 - m)[L_k(1-S') + (1-L_k)G] \cdot z` (:math:`z` 1 within, 0.8 at :math:`g = 1`, 0.25 above), a
   scaffold adding :math:`0.3 (1 - p)`. Success at :math:`D > b` raises :math:`b` by one; on L3 a curious student
-  extends (``higher_order``) with :math:`p = curiosity (0.5 + 0.5 e)`. Weight :math:`w` = 1.5 on success,
-  0.35 on failure or when a misconception fired (0.6 for a failure inside a scaffold: it is worked through); a stuck student asks for a hint with
+  extends (``higher_order``) with :math:`p = curiosity (0.5 + 0.5 e)`. Weight :math:`w` = 2 on success,
+  0.35 on failure or when a misconception fired (0.6 for a failure inside a scaffold: it is worked through);
+  a stuck student asks for a hint with
   :math:`p = help\_seeking (0.5 + 0.5\,metacognition)`;
 - *explain* mode (anything else with content): :math:`w = 0.7 (1 - 0.6 L_k)\,uptake` (worked examples help
-  novices most); ``reveals_answer`` instead memorises the ``revealed_items`` (:math:`p = 0.95`) and has
+  novices most; a ``summarize`` turn 0.3 of that); ``reveals_answer`` instead memorises the ``revealed_items`` (:math:`p = 0.95`) and has
   :math:`w = 0.1`; plain ``encourage`` has :math:`w = 0`.
 
 Learning on :math:`k` (an expected BKT transition :math:`L' = L + (1 - L) T`):
 
-.. math:: L_k \leftarrow L_k + (1 - L_k) \min(0.95,\ T_k\, w\, \zeta\, (0.2 + 0.8 e)\, \rho\, \phi\, \mu)
+.. math:: L_k \leftarrow L_k + (1 - L_k) \min(0.95,\ T_k\, w\, \kappa\, \zeta\, (0.2 + 0.8 e)\, \rho\, \phi\, \mu)
 
-with :math:`\zeta` 1 within / 0.15 above / 0.3 below, :math:`\rho` 1.3 when the act matches the persona's strategy
+with :math:`\kappa` the coherence (1 when the act stays on the previous act's component, 0.6 when it hops to
+another: building on the last turn is cheaper than setting up a new topic), :math:`\zeta` 1 within / 0.15 above / 0.3 below, :math:`\rho` 1.3 when the act matches the persona's strategy
 preference, :math:`\phi` the prerequisite readiness (questions :math:`0.3 + 0.7 r`, telling :math:`0.6 + 0.4 r`,
 :math:`r = \min_{p} L_p`), :math:`\mu` 0.6 while a misconception of :math:`k` is active. A transfer act
 (``trigger_transfer`` or ``discipline_transfer``) whose disciplines include a link of :math:`k` multiplies
@@ -91,7 +93,7 @@ GENERATIVE_INTENTS = frozenset({"guide_reasoning", "check_understanding"})
 SCAFFOLDS = frozenset({"hint", "break_down"})
 COUNTER_STRATEGIES = frozenset({"scenario_question", "analogy"})
 
-W_SUCCESS, W_FAIL, W_EXPLAIN, W_REVEAL = 1.5, 0.35, 0.7, 0.1
+W_SUCCESS, W_FAIL, W_EXPLAIN, W_REVEAL = 2.0, 0.35, 0.7, 0.1
 W_FAIL_SCAFFOLDED = 0.6  # a failed attempt inside a hint/break-down still gets worked through with help
 ZONE_SUCCESS = {"within": 1.0, "stretch": 0.8, "above": 0.25, "below": 1.0}
 ZONE_LEARN = {"within": 1.0, "stretch": 1.0, "above": 0.15, "below": 0.3}
@@ -101,6 +103,9 @@ P_REPAIR_SHOWN, P_REPAIR_UNSHOWN, P_SUPPRESS_SHOWN, P_SUPPRESS_UNSHOWN = 0.85, 0
 REPAIR_BONUS, TRANSFER_BOOST, TRANSFER_LINKED = 0.25, 1.5, 0.8
 P_RECALL, P_MEMORISE = 0.9, 0.95
 BOREDOM = 0.15
+W_SUMMARY = 0.3
+PHI_QUESTION = 0.5  # readiness floor of questions: without the prerequisites a question reaches little
+COHERENCE_SWITCH = 0.6
 PREFERENCE_BONUS = 1.3
 
 
@@ -123,6 +128,7 @@ class StudentState:
     initial: dict[str, float] = field(default_factory=dict)  # mastery at the start (forgetting hits the gain)
     memorised: dict[str, int] = field(default_factory=dict)  # item id -> turn told
     last_shown: str | None = None
+    last_kc: str | None = None  # the component of the previous on-topic act (coherence)
     forgotten: bool = False
     turns: int = 0
 
@@ -251,6 +257,10 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
     p = state.persona
     state.turns += 1
     kc = act.target_kc if (act.target_kc in state.mastery and not act.invalid) else None
+    # A tutor who stays with a component lets the student build on the last turn; hopping costs set-up.
+    coherence = 1.0 if kc is None or state.last_kc in (None, kc) else COHERENCE_SWITCH
+    if kc is not None:
+        state.last_kc = kc
     e = state.engagement - p.engagement_decay
     if act.strategy == "encourage":
         e += 0.3 * (1.0 - e)
@@ -307,6 +317,8 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
         w, mode = 0.0, "encourage"
     else:
         w, mode = W_EXPLAIN * (1.0 - 0.6 * lk) * p.explanation_uptake, "explain"
+        if act.intent == "summarize":
+            w *= W_SUMMARY  # a recap consolidates; it does not teach what was never worked on
     if act.reveals_answer and question:  # a question that gives the answer away: remembered, not generated
         for item_id in act.revealed_items:
             if rng.random() < P_MEMORISE:
@@ -366,7 +378,7 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
         z = ZONE_LEARN[zone]
         pres = state.prerequisites[kc]
         ready = min((state.mastery[q] for q in pres), default=1.0)
-        phi = (0.3 + 0.7 * ready) if mode == "question" else (0.6 + 0.4 * ready)
+        phi = (PHI_QUESTION + (1.0 - PHI_QUESTION) * ready) if mode == "question" else (0.6 + 0.4 * ready)
         rho = _preference(p.strategy_preference, act, mode)
         mu = 0.6 if any(state.status.get(mid) == ACTIVE for mid in held_on_kc) else 1.0
         if transfer_links:
@@ -376,7 +388,7 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
                 if j is not None and j != kc and j in state.mastery:
                     step = min(0.95, TRANSFER_LINKED * state.learn[j] * z * eng)
                     state.mastery[j] += (1.0 - state.mastery[j]) * step
-        step = min(0.95, state.learn[kc] * w * z * eng * rho * phi * mu)
+        step = min(0.95, state.learn[kc] * w * z * eng * rho * phi * mu * coherence)
         state.mastery[kc] = lk + (1.0 - lk) * step
 
     state.last_shown = plan.misconception if plan.cognition_state == "incorrect" else None

@@ -14,7 +14,7 @@ from envs.acts import TutorAct
 from envs.annotate import END_MARKER
 from envs.labels import INTENTS, STRATEGIES
 from envs.leak import AnswerKey, find_leaks
-from envs.spaces import decode_tutor_features
+from envs.spaces import ACT_NVEC, decode_tutor_features
 from envs.tasks.base import KnowledgeComponent, Task
 
 _WORDS = re.compile(r"[a-z0-9/.\-]+")
@@ -204,33 +204,44 @@ class LecturerTutor(ActTutor):
             steps = " ".join(task.solution)
             answers = "; ".join(f"{r['question']} -> {r['answer']}" for r in info.get("pretest", []))
             return f"Here is the solution: {steps} So the answer is {task.answer}. The test answers are: {answers}"
-        lesson = self._step - 1
-        kc = kcs[(lesson // 2) % len(kcs)]
-        if lesson % 2 == 0:
-            return f"Let me explain {kc.name}: {kc.explanation}"
-        # the worked example, with a warning about the component's common mistake (plain negation)
-        mistakes = [m for m in task.misconceptions if m.kc == kc.id]
-        warning = f" A common mistake: {mistakes[0].belief} That is wrong. {mistakes[0].negation}" if mistakes else ""
-        return f"Here's a worked example of {kc.name}: {kc.worked_example}{warning}"
+        # each component in turn: its explanation (with a warning about its common mistake), then a worked
+        # example while the turns allow; every component gets at least its explanation
+        lessons = _lecture_plan(len(kcs), info["max_turns"] - 2)
+        kc_index, part = lessons[min(self._step - 1, len(lessons) - 1)]
+        kc = kcs[kc_index]
+        if part == "explain":
+            mistakes = [m for m in task.misconceptions if m.kc == kc.id]
+            warning = f" A common mistake: {mistakes[0].belief} That is wrong. {mistakes[0].negation}" if mistakes else ""
+            return f"Let me explain {kc.name}: {kc.explanation}{warning}"
+        return f"Here's a worked example of {kc.name}: {kc.worked_example}"
+
+
+def _lecture_plan(n_kcs: int, turns: int) -> list[tuple[int, str]]:
+    """(component, explain|example) per teaching turn: pairs for as many components as fit, explanations for all."""
+    turns = max(1, turns)
+    paired = max(0, min(n_kcs, turns - n_kcs))
+    plan = [(i, part) for i in range(n_kcs) for part in (("explain", "example") if i < paired else ("explain",))]
+    while len(plan) < turns:  # spare turns: more worked examples, in order
+        plan.append((len(plan) % n_kcs, "example"))
+    return plan[:turns]
 
 
 class RandomTutor(ActTutor):
-    """Uniformly random dialogue acts (intent, strategy, level, topic), spoken by the verbaliser."""
+    """Uniformly random dialogue acts from the env's act space (intent, strategy, level, KC slot), spoken by the
+    verbaliser; a KC slot the task does not fill is an off-topic turn, as in ``action_mode="act"``."""
 
     name = "random"
 
     def choose(self, observation: dict, info: dict, task: Task) -> tuple[TutorAct, str | None]:
-        rng = self._rng
-        kcs = list(task.knowledge_components) + [None]
-        kc = kcs[int(rng.integers(len(kcs)))]
-        intent = INTENTS[int(rng.integers(len(INTENTS)))]
-        strategies = (*STRATEGIES, None)
-        strategy = strategies[int(rng.integers(len(strategies)))]
-        level = _LEVELS[int(rng.integers(3))]
+        intent_i, strategy_i, level_i, kc_i, _end = (int(self._rng.integers(n)) for n in ACT_NVEC)
+        kcs = task.knowledge_components
+        kc = kcs[kc_i] if kc_i < len(kcs) else None
+        intent = INTENTS[intent_i]
+        strategy = STRATEGIES[strategy_i] if strategy_i < len(STRATEGIES) else None
         transfer = kc.links[0].discipline if (kc is not None and kc.links and intent == "trigger_transfer") else None
         if intent == "summarize":
             kc = None
-        return _act(intent, strategy, level, kc, task, transfer_to=transfer), None
+        return _act(intent, strategy, _LEVELS[level_i], kc, task, transfer_to=transfer), None
 
 
 def _last_student_text(info: dict) -> str:

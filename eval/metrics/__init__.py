@@ -13,10 +13,10 @@ from eval.metrics.educationq import ItemPair, PairCounts, css, item_pairs, pair_
 from eval.metrics.mathdial import success_telling
 from eval.metrics.mrbench import damr
 from eval.metrics.registry import DAMR_DESIRED, DEFAULT_KS, METRICS, MetricSpec, build_registry
-from eval.metrics.sid import TOTAL_SCORE_WEIGHTS, sid_metrics, total_score
 from eval.metrics.stats import bootstrap_ci, bootstrap_mean_ci, percentile_interval
 from eval.metrics.suite import Episode, episode_metrics, parse_episode, suite_from_episodes, suite_metrics
 from eval.metrics.turns import normalise_turn, normalise_turns
+from rewards.sid import TOTAL_SCORE_WEIGHTS, sid_metrics, total_score
 
 __all__ = [
     "DAMR_DESIRED",

@@ -37,7 +37,6 @@ from eval.metrics.educationq import (
 from eval.metrics.mathdial import success_telling
 from eval.metrics.mrbench import damr_counts, tutor_labels
 from eval.metrics.registry import DAMR_DESIRED, DEFAULT_KS, MetricSpec, build_registry
-from eval.metrics.sid import sid_metrics
 from eval.metrics.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -48,6 +47,7 @@ from eval.metrics.stats import (
     resample_indices,
 )
 from eval.metrics.turns import normalise_turns
+from rewards.sid import sid_metrics
 
 UNSPECIFIED_GROUP = "(unspecified)"
 _SUFFIX = {"isomorphic": "", "same": "_same"}

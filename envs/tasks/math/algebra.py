@@ -63,7 +63,11 @@ def _sample_plus_times(rng: np.random.Generator, level: Level) -> Params:
 def _solve_plus_times(p: Params, wording: int) -> Solved:
     a, b, c = p["a"], p["b"], p["c"]
     expr = f"{a} + {b} × {c}"
-    stem = f"Evaluate {expr}." if wording == 0 else f"A taxi costs ${a} plus ${b} for each of {c} miles: {expr}. Evaluate it."
+    stem = (
+        f"Evaluate {expr}."
+        if wording == 0
+        else f"A taxi costs ${a} plus ${b} for each of {c} miles: {expr}. Evaluate it."
+    )
     steps = (f"Multiply first: {b} × {c} = {b * c}.", f"Then add: {a} + {b * c} = {a + b * c}.")
     wrong = {
         "strictly_left_to_right": (

@@ -10,7 +10,11 @@ import numpy as np
 from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved
 from envs.tasks.math.numbers import fmt_fraction, pick, randint
 
-_DENOMS: dict[Level, tuple[int, ...]] = {"easy": (2, 3, 4, 6), "medium": (2, 3, 4, 5, 6, 8, 9), "hard": (5, 6, 7, 8, 9, 10, 12)}
+_DENOMS: dict[Level, tuple[int, ...]] = {
+    "easy": (2, 3, 4, 6),
+    "medium": (2, 3, 4, 5, 6, 8, 9),
+    "hard": (5, 6, 7, 8, 9, 10, 12),
+}
 
 
 def _proper(rng: np.random.Generator, den: int, low: int = 1) -> int:
@@ -100,7 +104,6 @@ def _simplify(num: int, den: int) -> str:
     if simple == f"{num}/{den}":
         return f"{num}/{den} is already in lowest terms."
     return f"In lowest terms, {num}/{den} = {simple}."
-
 
 
 def _solve_add(p: Params, wording: int) -> Solved:
@@ -251,7 +254,9 @@ def _sample_compare(rng: np.random.Generator, level: Level) -> Params:
     # The larger fraction has both the smaller numerator and the smaller denominator, so "bigger numbers
     # mean a bigger fraction" picks the wrong one.
     while True:
-        b, d = sorted((pick(rng, _DENOMS[level]), pick(rng, _DENOMS[level])))
+        # The easy addition set admits no such pair, so easy comparison adds fifths.
+        denoms = (2, 3, 4, 5, 6) if level == "easy" else _DENOMS[level]
+        b, d = sorted((pick(rng, denoms), pick(rng, denoms)))
         if b == d:
             continue
         a, c = _proper(rng, b), _proper(rng, d)

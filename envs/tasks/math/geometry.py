@@ -92,23 +92,22 @@ def _solve_missing_side(p: Params, wording: int) -> Solved:
 def _rect_follow_ups(p: Params, rng: np.random.Generator) -> tuple[Problem, Problem]:
     length, w = p["l"], p["w"]
     per = 2 * (length + w)
-    posts = randint(rng, 2, 4)
     cost = Fraction(randint(rng, 6, 30), 2)
+    total = per * cost
+    budget = (int(total) // 50 + randint(rng, 1, 4)) * 50
     return (
         Problem(
             f"Follow-up: the fence costs ${fmt_value(cost)} per metre. How many dollars does the whole fence cost?",
-            (f"The perimeter is {per} m.", f"{per} × {fmt_value(cost)} = {fmt_value(per * cost)}."),
-            fmt_value(per * cost),
+            (f"The perimeter is {per} m.", f"{per} × {fmt_value(cost)} = {fmt_value(total)}."),
+            fmt_value(total),
         ),
         Problem(
-            f"Follow-up: the garden is made {posts} m longer and {posts} m wider. By how many metres does the "
-            "perimeter grow?",
+            f"Follow-up: the budget for the garden is ${budget}. How many dollars are left after buying the fence?",
             (
-                f"New sides: {length + posts} and {w + posts}; new perimeter 2 × ({length + posts} + {w + posts}) = "
-                f"{per + 4 * posts}.",
-                f"Growth: {per + 4 * posts} - {per} = {4 * posts}.",
+                f"The fence costs {fmt_value(total)} dollars.",
+                f"{budget} - {fmt_value(total)} = {fmt_value(budget - total)}.",
             ),
-            str(4 * posts),
+            fmt_value(budget - total),
         ),
     )
 
@@ -176,7 +175,11 @@ def _solve_tri(p: Params, wording: int) -> Solved:
             str(b * h),
         ),
         "slant_side_as_height": (
-            (steps[0], f"The base is {b} and the height is the side {s}.", f"1/2 × {b} × {s} = {fmt_value(Fraction(b * s, 2))}."),
+            (
+                steps[0],
+                f"The base is {b} and the height is the side {s}.",
+                f"1/2 × {b} × {s} = {fmt_value(Fraction(b * s, 2))}.",
+            ),
             fmt_value(Fraction(b * s, 2)),
         ),
     }
@@ -186,13 +189,16 @@ def _solve_tri(p: Params, wording: int) -> Solved:
 def _solve_height_choice(p: Params, wording: int) -> Solved:
     b, h, s = p["b"], p["h"], p["s"]
     stem = (
-        f"A triangle has a base of {b} cm, sloping sides of {s} cm and {s + 1} cm, and a height of {h} cm at a right "
+        f"A triangle has a base of {b} cm, a sloping side of {s} cm, and a height of {h} cm at a right "
         "angle to the base. Which length, in cm, do you use as the height for its area?"
         if wording == 0
-        else f"A roof gable is {b} m wide, its sloping edges are {s} m and {s + 1} m, and it rises {h} m straight up. "
+        else f"A roof gable is {b} m wide, one sloping edge is {s} m long, and it rises {h} m straight up. "
         "Which length in metres is the height for the area formula?"
     )
-    steps = ("The height must be perpendicular (at a right angle) to the base.", f"Only the {h} length is; the height is {h}.")
+    steps = (
+        "The height must be perpendicular (at a right angle) to the base.",
+        f"Only the {h} length is; the height is {h}.",
+    )
     wrong = {
         "slant_side_as_height": (
             (f"The height is the side going up from the base: {s}.", f"The height is {s}."),

@@ -81,7 +81,10 @@ def _solve_two_neg(p: Params, wording: int) -> Solved:
     )
     steps = add_steps(a, b)
     wrong = {
-        "ignore_signs": ((f"Drop the signs and add: {-a} + {-b} = {-a - b}.", f"So the answer is {-a - b}."), str(-a - b))
+        "ignore_signs": (
+            (f"Drop the signs and add: {-a} + {-b} = {-a - b}.", f"So the answer is {-a - b}."),
+            str(-a - b),
+        )
     }
     return Solved(stem, f"{a} + {_signed(b)}", steps, str(a + b), wrong)
 
@@ -173,8 +176,8 @@ def _solve_sub(p: Params, wording: int) -> Solved:
     stem = (
         f"Work out {a} - ({b})."
         if wording == 0
-        else f"At midnight it was {a}°C; at dawn it was {b}°C. How much warmer was it at midnight than at dawn? "
-        f"Compute {a} - ({b}) in °C."
+        else f"A lake's surface is at {b} m and a boat's deck is at {a} m, both relative to sea level. The height of "
+        f"the deck above the surface is {a} - ({b}) m (negative means below). Work it out."
     )
     steps = (
         f"Subtracting a number is adding its opposite: {a} - ({b}) = {a} + {-b}.",
@@ -233,7 +236,9 @@ def _solve_mixed_add(p: Params, wording: int) -> Solved:
         else f"A submarine is at {a} m and rises {b} m. What is its new depth as a signed number of metres?"
     )
     steps = add_steps(a, b)
-    wrong = {"ignore_signs": ((f"Drop the signs and add: {-a} + {b} = {b - a}.", f"So the answer is {b - a}."), str(b - a))}
+    wrong = {
+        "ignore_signs": ((f"Drop the signs and add: {-a} + {b} = {b - a}.", f"So the answer is {b - a}."), str(b - a))
+    }
     return Solved(stem, f"{a} + {b}", steps, str(a + b), wrong)
 
 

@@ -27,8 +27,17 @@ from envs.tasks.base import BankQuestion, KCLink, KnowledgeComponent, Misconcept
 
 _DIR = Path(__file__).parent
 _KC_KEYS = {
-    "name", "keywords", "prerequisites", "difficulty", "explanation", "worked_example", "questions",
-    "hints", "analogies", "contexts", "links",
+    "name",
+    "keywords",
+    "prerequisites",
+    "difficulty",
+    "explanation",
+    "worked_example",
+    "questions",
+    "hints",
+    "analogies",
+    "contexts",
+    "links",
 }
 _MIS_KEYS = {"kc", "belief", "counterexample", "negation", "keywords"}
 
@@ -52,7 +61,9 @@ def load_material(directory: str | None = None) -> Material:
     for path in sorted(folder.glob("*.yaml")):
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         if not isinstance(data, dict) or set(data) - {"kcs", "misconceptions"}:
-            raise DatasetError(f"{path}: expected a map with keys 'kcs' and 'misconceptions', got {type(data).__name__}")
+            raise DatasetError(
+                f"{path}: expected a map with keys 'kcs' and 'misconceptions', got {type(data).__name__}"
+            )
         for section, target, keys in (("kcs", kcs, _KC_KEYS), ("misconceptions", mis, _MIS_KEYS)):
             for rid, record in (data.get(section) or {}).items():
                 where = f"{path.name}: {section}.{rid}"
@@ -95,7 +106,9 @@ def make_kc(
             keywords=tuple(r["keywords"]),
             prerequisites=tuple(p for p in r.get("prerequisites", ()) if p in present),
             links=tuple(
-                KCLink(discipline=link["discipline"], bridge=f(link["bridge"], "links"), keywords=tuple(link["keywords"]))
+                KCLink(
+                    discipline=link["discipline"], bridge=f(link["bridge"], "links"), keywords=tuple(link["keywords"])
+                )
                 for link in r.get("links", ())
             ),
             explanation=f(r["explanation"], "explanation"),
@@ -115,7 +128,9 @@ def make_kc(
             difficulty=r.get("difficulty", 0.5),
         )
     except (KeyError, ValidationError, TypeError) as e:
-        raise DatasetError(f"{where}: invalid KC record ({e}); see the KnowledgeComponent model in envs/tasks/base.py") from e
+        raise DatasetError(
+            f"{where}: invalid KC record ({e}); see the KnowledgeComponent model in envs/tasks/base.py"
+        ) from e
 
 
 def make_misconception(
@@ -123,7 +138,9 @@ def make_misconception(
 ) -> Misconception:
     """The misconception ``mis_id`` with the wrong steps it produces on this task."""
     if mis_id not in material.misconceptions:
-        raise DatasetError(f"math misconception {mis_id!r} has no material; add it under 'misconceptions' in a YAML file")
+        raise DatasetError(
+            f"math misconception {mis_id!r} has no material; add it under 'misconceptions' in a YAML file"
+        )
     r = material.misconceptions[mis_id]
     where = f"{material.source[mis_id]}: misconceptions.{mis_id}"
     try:

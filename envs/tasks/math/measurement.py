@@ -66,11 +66,7 @@ def _solve_conv(p: Params, wording: int) -> Solved:
 
 def _solve_factor(p: Params, wording: int) -> Solved:
     big, small, f, what = _UNITS[p["unit"]]
-    stem = (
-        f"How many {small} are in 1 {big}?"
-        if wording == 0
-        else f"Fill in the blank: 1 {big} = ___ {small}."
-    )
+    stem = f"How many {small} are in 1 {big}?" if wording == 0 else f"Fill in the blank: 1 {big} = ___ {small}."
     steps = (f"The prefix tells the size: 1 {big} = {f} {small}.",)
     wrong = {"wrong_conversion_factor": ((f"1 {big} = {f // 10} {small}.",), str(f // 10))}
     return Solved(stem, f"1 {big} = ? {small}", steps, str(f), wrong)
@@ -187,8 +183,7 @@ def _solve_travel(p: Params, wording: int) -> Solved:
     stem = (
         f"A train travels at a steady {v} km/h. How many hours does it take to travel {d} km?"
         if wording == 0
-        else f"A support car drives {d} km at a constant {v} km/h. How long does the trip take, in "
-        "hours?"
+        else f"A support car drives {d} km at a constant {v} km/h. How long does the trip take, in hours?"
     )
     steps = (
         "Speed = distance ÷ time, so time = distance ÷ speed.",
@@ -262,8 +257,8 @@ def _travel_follow_ups(p: Params, rng: np.random.Generator) -> tuple[Problem, Pr
             fmt_value(total),
         ),
         Problem(
-            f"Follow-up: it comes back the same {fmt_value(d)} km at {ret} km/h. What is the total time there and back, "
-            "in hours, including the stop?",
+            f"Follow-up: it comes back the same {fmt_value(d)} km at {ret} km/h. What is the total time there and "
+            "back, in hours, including the stop?",
             (
                 f"Return time = {fmt_value(d)} ÷ {ret} = {fmt_value(back)} hours.",
                 f"Total = {fmt_value(total)} + {fmt_value(back)} = {fmt_value(total + back)} hours.",

@@ -83,7 +83,11 @@ def _solve_tens_ones(p: Params, wording: int) -> Solved:
     )
     wrong = {
         "no_regrouping": (
-            (steps[0], f"Keep only the ones digit of {o}: {o - 10} ones.", f"{t} tens and {o - 10} ones is {value - 10}."),
+            (
+                steps[0],
+                f"Keep only the ones digit of {o}: {o - 10} ones.",
+                f"{t} tens and {o - 10} ones is {value - 10}.",
+            ),
             str(value - 10),
         ),
         "write_whole_column_sum": (
@@ -114,32 +118,50 @@ def _solve_cross_ten(p: Params, wording: int) -> Solved:
 
 def _two_digit_follow_ups(p: Params, rng: np.random.Generator) -> tuple[Problem, Problem]:
     first = p["a"] + p["b"]
-    c = randint(rng, 21, 69)
-    while (first + c) % 10 >= first % 10:  # force a regrouping in the next sum too
-        c = randint(rng, 21, 69)
+    # The next sum regroups too, unless the ones digit is 0 and it cannot.
+    c = randint(rng, 2, 6) * 10 + (randint(rng, 10 - first % 10, 9) if first % 10 else randint(rng, 1, 9))
     second = first + c
-    d = randint(rng, 12, 49)
-    while d % 10 <= second % 10 or d >= second:  # and a trade of a ten in the subtraction
-        d = randint(rng, 12, 49)
+    # Pick d so the subtraction trades a ten whenever the ones digit allows it (not when it is 9).
+    ones = randint(rng, second % 10 + 1, 9) if second % 10 < 9 else randint(rng, 0, 9)
+    d = randint(rng, 1, max(1, second // 10 - 2)) * 10 + ones
     third = second - d
     return (
         Problem(
             f"Follow-up: add {c} to your answer.",
-            (f"The previous answer is {first}.", *_column_steps(first, c)[0]),
+            (f"The previous answer is {first}.", *_column_addition(first, c)),
             str(second),
         ),
         Problem(
             f"Follow-up: now take away {d} from that total.",
-            (
-                f"The previous answer is {second}.",
-                f"{second % 10} ones is less than {d % 10} ones, so trade 1 ten for 10 ones: "
-                f"{second // 10 - 1} tens and {second % 10 + 10} ones.",
-                f"Ones: {second % 10 + 10} - {d % 10} = {second % 10 + 10 - d % 10}.",
-                f"Tens: {second // 10 - 1} - {d // 10} = {second // 10 - 1 - d // 10}.",
-                f"So {second} - {d} = {third}.",
-            ),
+            (f"The previous answer is {second}.", *_column_subtraction(second, d)),
             str(third),
         ),
+    )
+
+
+def _column_addition(a: int, b: int) -> tuple[str, ...]:
+    if a % 10 + b % 10 >= 10:
+        return _column_steps(a, b)[0]
+    return (
+        f"Ones: {a % 10} + {b % 10} = {a % 10 + b % 10}.",
+        f"Tens: {a // 10} + {b // 10} = {a // 10 + b // 10}.",
+        f"So {a} + {b} = {a + b}.",
+    )
+
+
+def _column_subtraction(a: int, b: int) -> tuple[str, ...]:
+    if a % 10 >= b % 10:
+        return (
+            f"Ones: {a % 10} - {b % 10} = {a % 10 - b % 10}.",
+            f"Tens: {a // 10} - {b // 10} = {a // 10 - b // 10}.",
+            f"So {a} - {b} = {a - b}.",
+        )
+    return (
+        f"{a % 10} ones is less than {b % 10} ones, so trade 1 ten for 10 ones: {a // 10 - 1} tens and "
+        f"{a % 10 + 10} ones.",
+        f"Ones: {a % 10 + 10} - {b % 10} = {a % 10 + 10 - b % 10}.",
+        f"Tens: {a // 10 - 1} - {b // 10} = {a // 10 - 1 - b // 10}.",
+        f"So {a} - {b} = {a - b}.",
     )
 
 
@@ -183,7 +205,11 @@ def _sample_decimals3(rng: np.random.Generator, level: Level) -> Params:
         z = Fraction(randint(rng, 101, 999), 1000)
         if decimal_places(y) == 2 and decimal_places(z) == 3 and y > x and y > z:
             order = [int(i) for i in rng.permutation(3)]
-            return {"x": x, "y": y, "z": z, "order": order}
+            # Easy puts the largest first, hard gives all three the same whole part (2.4, 2.38, 2.405).
+            if level == "easy":
+                order = [1, *(i for i in order if i != 1)]
+            whole = randint(rng, 1, 9) if level == "hard" else 0
+            return {"x": x + whole, "y": y + whole, "z": z + whole, "order": order}
 
 
 def _solve_decimals3(p: Params, wording: int) -> Solved:
@@ -281,7 +307,8 @@ def _compare_follow_ups(p: Params, rng: np.random.Generator) -> tuple[Problem, P
             "Follow-up: how much larger is the largest number than the smallest one?",
             (
                 f"The largest is {fmt_decimal(y)} and the smallest is {fmt_decimal(smallest)}.",
-                f"Line up the decimal points: {fmt_decimal(y, 3)} - {fmt_decimal(smallest, 3)} = {fmt_decimal(diff, 3)}.",
+                f"Line up the decimal points: {fmt_decimal(y, 3)} - {fmt_decimal(smallest, 3)} = "
+                f"{fmt_decimal(diff, 3)}.",
                 f"The difference is {fmt_decimal(diff)}.",
             ),
             fmt_decimal(diff),
@@ -368,7 +395,8 @@ def _solve_dec_add(p: Params, wording: int) -> Solved:
     right = Fraction(_dec_digits(x) + _dec_digits(y), 100)
     whole_parts = int(x) + int(y)
     frac_parts = _dec_digits(x - int(x)) + _dec_digits(y - int(y))
-    separate = f"{whole_parts}.{frac_parts}"
+    # The student writes the two parts side by side; report that as a canonical decimal value.
+    separate = fmt_decimal(Fraction(f"{whole_parts}.{frac_parts}"))
     wrong = {
         "align_last_digits": (
             (
@@ -383,7 +411,7 @@ def _solve_dec_add(p: Params, wording: int) -> Solved:
                 f"Add the whole-number parts: {int(x)} + {int(y)} = {whole_parts}.",
                 f"Add the parts after the point as whole numbers: {_dec_digits(x - int(x))} + "
                 f"{_dec_digits(y - int(y))} = {frac_parts}.",
-                f"Put them together: {separate}.",
+                f"Put them together: {whole_parts}.{frac_parts} = {separate}.",
             ),
             separate,
         ),

@@ -148,10 +148,15 @@ PERCENT_DISCOUNT = Family(
 
 
 def _sample_ratio(rng: np.random.Generator, level: Level) -> Params:
+    # easy: whole-number factor and small parts; hard: a fractional factor (x1.5, x2.5 ...) and bigger parts.
+    top = {"easy": 3, "medium": 5, "hard": 9}[level]
     while True:
-        a, b = randint(rng, 1, 5), randint(rng, 2, 7)
+        a, b = randint(rng, 1, top), randint(rng, 2, top + 2)
         if a != b and Fraction(a, b).denominator == b:
-            k = randint(rng, 2, 6) if level != "hard" else pick(rng, (Fraction(3, 2), Fraction(5, 2), Fraction(7, 2)))
+            if level == "hard":
+                k = pick(rng, (Fraction(3, 2), Fraction(5, 2), Fraction(7, 2), Fraction(4, 3), Fraction(5, 3)))
+            else:
+                k = randint(rng, 2, 4 if level == "easy" else 6)
             if (k * b).denominator == 1:
                 return {"a": a, "b": b, "k": k}
 

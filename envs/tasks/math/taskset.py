@@ -17,13 +17,19 @@ import numpy as np
 
 from envs.errors import ConfigError
 from envs.tasks.base import Item, Task
-from envs.tasks.math import fractions
+from envs.tasks.math import algebra, fractions, geometry, integers, measurement, place_value, ratio_percent
 from envs.tasks.math.family import LEVELS, Family, Level, Problem, Solved
 from envs.tasks.math.material import load_material, make_kc, make_misconception
 
 # Fixed order: by domain, easier families first. ``task_ids()`` returns it as is.
 FAMILIES: tuple[Family, ...] = (
+    *place_value.FAMILIES,
     *fractions.FAMILIES,
+    *integers.FAMILIES,
+    *algebra.FAMILIES,
+    *ratio_percent.FAMILIES,
+    *geometry.FAMILIES,
+    *measurement.FAMILIES,
 )
 _BY_ID: dict[str, Family] = {f.id: f for f in FAMILIES}
 assert len(_BY_ID) == len(FAMILIES), "family ids must be unique"
@@ -104,7 +110,9 @@ class MathTaskSet:
         fields = fam.fields(pre_params[0])
         example_fields = fam.fields(example)
         kcs = tuple(make_kc(material, k, fam.kcs, fields, example_fields) for k in fam.kcs)
-        misconceptions = tuple(make_misconception(material, m, _wrong_steps(m, pre), fields) for m in fam.misconceptions)
+        misconceptions = tuple(
+            make_misconception(material, m, _wrong_steps(m, pre), fields) for m in fam.misconceptions
+        )
         return Task(
             id=fam.id,
             task_set=self.name,

@@ -1,5 +1,7 @@
 """SID's seven objective metrics and TotalScore (SPEC.md §2, SID Table VIII), over one annotated dialogue.
 
+Lives in ``rewards`` (not ``eval``) because reward terms need it and ``eval`` depends on ``rewards``, not the reverse.
+
 Conventions where the paper is silent (each a test in tests/test_metrics.py):
 
 - no tutor turn: SD, IKT, IKT_with_students and L3GR are ``None`` (0/0 is undefined, and scoring an empty
@@ -12,7 +14,7 @@ Conventions where the paper is silent (each a test in tests/test_metrics.py):
 
 Example::
 
-    from eval.metrics.sid import sid_metrics
+    from rewards.sid import sid_metrics
     sid_metrics(turns)["TotalScore"]
 """
 
