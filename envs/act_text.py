@@ -28,6 +28,15 @@ _STRATEGY_LEADS: dict[str, tuple[str, ...]] = {
 }
 
 
+# What an act says when it targets no knowledge component: a move without content.
+_CONTENT_FREE: dict[str, tuple[str, ...]] = {
+    "introduce_concept": ("Let me say a few words about this.", "There are some ideas to keep in mind here."),
+    "check_understanding": ("Do you have any questions so far?", "Is everything clear so far?"),
+    "guide_reasoning": ("What do you think?", "What comes to mind?", "Where would you like to go from here?"),
+    "trigger_transfer": ("Can you think of other places where this shows up?",),
+}
+
+
 def verbalise_act(act: TutorAct, task: Task, rng: np.random.Generator, misconception: str | None = None) -> str:
     """Words for ``act`` on ``task``; ``misconception`` (an id) selects the counterexample/negation to use.
 
@@ -53,7 +62,7 @@ def verbalise_act(act: TutorAct, task: Task, rng: np.random.Generator, misconcep
     if act.intent == "introduce_concept":
         body = kc.worked_example if kc is not None and act.guidance_level == "L1" else None
         if kc is None:
-            body = f"Let me explain the problem: {task.statement}"
+            body = _pick(rng, _CONTENT_FREE["introduce_concept"])
         elif body is None:
             body = f"Let me explain {kc.name}: {kc.explanation}"
         else:
@@ -66,8 +75,8 @@ def verbalise_act(act: TutorAct, task: Task, rng: np.random.Generator, misconcep
     if act.intent == "trigger_transfer" and kc is not None and kc.links:
         link = kc.links[int(rng.integers(len(kc.links)))]
         parts.append(f"Let's connect this to {link.discipline}: {link.bridge}")
-    elif kc is None:
-        parts.append(f"What do you think about this: {task.statement}")
+    elif kc is None:  # an act with no target component carries no content
+        parts.append(_pick(rng, _CONTENT_FREE.get(act.intent, _CONTENT_FREE["guide_reasoning"])))
     else:
         parts.append(_question(kc, act.guidance_level, rng))
     if act.ends_session:
@@ -85,16 +94,16 @@ def _question(kc: KnowledgeComponent, level: str, rng: np.random.Generator) -> s
 
 
 def _fields(task: Task, kc: KnowledgeComponent | None, mis, rng: np.random.Generator) -> dict[str, str]:
-    hint = _pick(rng, kc.hints) if kc is not None else task.solution[0]
-    analogy = _pick(rng, kc.analogies) if kc is not None else task.summary
+    hint = _pick(rng, kc.hints) if kc is not None else "think about what you already know."
+    analogy = _pick(rng, kc.analogies) if kc is not None else "it is like many things you have seen before."
     if mis is not None:
         scenario = mis.counterexample
     elif kc is not None and kc.contexts:
         scenario = _pick(rng, kc.contexts)
     else:
-        scenario = task.statement
-    context = _pick(rng, kc.contexts) if kc is not None and kc.contexts else task.statement
-    negation = mis.negation if mis is not None else (kc.explanation if kc is not None else task.solution[0])
+        scenario = "a situation from everyday life."
+    context = _pick(rng, kc.contexts) if kc is not None and kc.contexts else "this comes up in everyday life."
+    negation = mis.negation if mis is not None else (kc.explanation if kc is not None else "let's look again.")
     return {
         "hint": hint,
         "analogy": analogy,

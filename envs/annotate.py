@@ -58,6 +58,9 @@ STRATEGY_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
 _FOLLOW_UP = _cue(r"why", r"how did", r"how do you know", r"can you explain", r"what makes you", r"and then",
                   r"what next", r"tell me more", r"what do you notice")
 
+# An imperative task prompt ("Write 40% as a decimal.") asks for an answer just as a question does.
+_PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|work out|solve|explain|describe|compare|"
+                     r"show|estimate|predict|name|list|give|convert|simplify|draw|measure|tell me)\b", re.IGNORECASE)
 _SUMMARY = _cue(r"to summari[sz]e", r"in summary", r"let'?s recap", r"to sum up", r"we learned", r"we found",
                 r"so today", r"key idea", r"in short")
 _BRIDGE = _cue(r"connect", r"link", r"in physics", r"in chemistry", r"in biology", r"in geography",
@@ -141,7 +144,7 @@ class Annotator:
             for text in (kc.explanation, kc.worked_example):
                 self._material.append((_norm(text), kc.id, "L2", None))
         for m in task.misconceptions:
-            self._material.append((_norm(m.counterexample), m.kc, None, m.id))
+            self._material.append((_norm(m.counterexample), m.kc, "L2", m.id))  # a concrete case to explain
         self._bridges = [(_norm(link.bridge), kc.id, link.discipline) for kc in task.knowledge_components
                          for link in kc.links if len(link.bridge) >= 12]
         self._material = [entry for entry in self._material if len(entry[0]) >= 12]
@@ -154,13 +157,14 @@ class Annotator:
         ]
         self._mis_patterns = [(m.id, m.kc, _phrase_re(m.keywords)) for m in task.misconceptions if m.keywords]
         self._counterexamples = [(m.id, _content_words(m.counterexample)) for m in task.misconceptions]
+        self._beliefs = [(m.id, _content_words(m.belief)) for m in task.misconceptions]
         self._discipline_patterns = {d: _phrase_re(ws) for d, ws in DISCIPLINE_WORDS.items()}
         self._kc_discipline = {kc.id: kc.discipline for kc in task.knowledge_components}
 
     def annotate(self, utterance: str, ctx: AnnotationContext) -> TutorAct:
         text = utterance
         ends = bool(_END_RE.search(text))
-        is_question = "?" in text
+        is_question = "?" in text or bool(_PROMPT.search(text))
 
         strategy = next((name for name, pat in STRATEGY_CUES if pat.search(text)), None)
         if strategy is None and is_question and ctx.student_spoke_last:
@@ -289,6 +293,9 @@ class Annotator:
         if len(words) >= 4:
             for mid, cx_words in self._counterexamples:
                 if cx_words and len(words & cx_words) >= max(4, len(cx_words) // 3):
+                    return mid
+            for mid, belief_words in self._beliefs:  # quoting the student's wrong idea back to test it
+                if belief_words and len(words & belief_words) >= max(3, (2 * len(belief_words)) // 3):
                     return mid
         return None
 

@@ -24,7 +24,7 @@ keyed by item id, so it does not transfer to isomorphic items.
 
 **Response to a tutor act.** Demand :math:`D` = ``GUIDANCE_TO_BLOOM[level]`` (L1 0, L2 1, L3 3), lowered by one
 for a scaffold (``hint``, ``break_down``); gap :math:`g = D - b`; zone *above* if :math:`g \ge 2`, *below* if
-:math:`g \le -2`, else *within* (the ZPD). Per turn :math:`e \leftarrow e - decay`; *below* costs a strong student
+:math:`g \le -2`, else *within* (the ZPD). Per turn :math:`e \leftarrow e - decay`, and an off-topic act costs another 0.08; *below* costs a strong student
 :math:`0.15 \max(L_k, b/5)` engagement (boredom); *above* raises anxiety; ``encourage`` does
 :math:`e \leftarrow e + 0.3 (1 - e)` and lowers anxiety. Then, on the target KC :math:`k` (none: off topic, no
 learning):
@@ -32,8 +32,9 @@ learning):
 - *irrelevant* turn with :math:`p = 0.8 \max(0, (0.4 - e)/0.4) + 0.25\,distractibility` (no learning);
 - *repair*: a misconception of :math:`k` (or named by ``addresses_misconception``) is met by a counterexample
   (named and not plain ``corrective_feedback``, or ``scenario_question`` / ``analogy`` on its KC) → ``repaired``
-  with :math:`p = 0.85` if the student's last turn just showed it, else 0.3 (times :math:`0.6 + 0.4e`), and
-  :math:`L_k \mathrel{+}= 0.25 (1 - L_k)`; by plain negation (``corrective_feedback``) only → ``suppressed``
+  with :math:`p = 0.85` if the student has voiced it (in its last turn, earlier in the dialogue, or as a
+  test answer), else 0.3 (times :math:`0.6 + 0.4e`), and
+  :math:`L_k \mathrel{+}= 0.4 (1 - L_k)` (conceptual change brings understanding); by plain negation (``corrective_feedback``) only → ``suppressed``
   (:math:`p` 0.9 / 0.5). A suppressed misconception fires rarely (0.05) in the dialogue and returns to ``active``
   with probability ``relapse`` before the post-test;
 - *question* mode (``is_question``, a generative strategy or ``guide_reasoning`` / ``check_understanding``): an
@@ -85,7 +86,7 @@ from envs.acts import TutorAct
 from envs.labels import BLOOM_LEVELS, GUIDANCE_TO_BLOOM
 from envs.tasks.base import Item, KCLink, KnowledgeComponent, Misconception, Task
 
-BASE_LEARN = 0.35
+BASE_LEARN = 0.25
 ACTIVE, SUPPRESSED, REPAIRED = "active", "suppressed", "repaired"
 
 GENERATIVE_STRATEGIES = frozenset({"follow_up_question", "hint", "break_down", "scenario_question"})
@@ -93,19 +94,20 @@ GENERATIVE_INTENTS = frozenset({"guide_reasoning", "check_understanding"})
 SCAFFOLDS = frozenset({"hint", "break_down"})
 COUNTER_STRATEGIES = frozenset({"scenario_question", "analogy"})
 
-W_SUCCESS, W_FAIL, W_EXPLAIN, W_REVEAL = 2.0, 0.35, 0.7, 0.1
-W_FAIL_SCAFFOLDED = 0.6  # a failed attempt inside a hint/break-down still gets worked through with help
+W_SUCCESS, W_FAIL, W_EXPLAIN, W_REVEAL = 2.0, 0.25, 0.7, 0.1
+W_FAIL_SCAFFOLDED = 0.5  # a failed attempt inside a hint/break-down still gets worked through with help
 ZONE_SUCCESS = {"within": 1.0, "stretch": 0.8, "above": 0.25, "below": 1.0}
 ZONE_LEARN = {"within": 1.0, "stretch": 1.0, "above": 0.15, "below": 0.3}
 SCAFFOLD_BOOST = 0.4
 P_FIRE_DIALOGUE, P_FIRE_EXPLAIN, P_FIRE_SUPPRESSED, P_FIRE_TEST = 0.75, 0.4, 0.05, 0.8
-P_REPAIR_SHOWN, P_REPAIR_UNSHOWN, P_SUPPRESS_SHOWN, P_SUPPRESS_UNSHOWN = 0.85, 0.3, 0.9, 0.5
-REPAIR_BONUS, TRANSFER_BOOST, TRANSFER_LINKED = 0.25, 1.5, 0.8
+P_REPAIR_SHOWN, P_REPAIR_UNSHOWN, P_SUPPRESS_SHOWN, P_SUPPRESS_UNSHOWN = 0.85, 0.3, 0.9, 0.7
+REPAIR_BONUS, TRANSFER_BOOST, TRANSFER_LINKED = 0.4, 1.5, 0.8
 P_RECALL, P_MEMORISE = 0.9, 0.95
 BOREDOM = 0.15
 W_SUMMARY = 0.3
-PHI_QUESTION = 0.5  # readiness floor of questions: without the prerequisites a question reaches little
+PHI_QUESTION = 0.3  # readiness floor of questions: without the prerequisites a question reaches little
 COHERENCE_SWITCH = 0.6
+OFF_TOPIC_COST = 0.08
 PREFERENCE_BONUS = 1.3
 
 
@@ -129,6 +131,7 @@ class StudentState:
     memorised: dict[str, int] = field(default_factory=dict)  # item id -> turn told
     last_shown: str | None = None
     last_kc: str | None = None  # the component of the previous on-topic act (coherence)
+    voiced: set[str] = field(default_factory=set)  # misconceptions the student has stated (tests or dialogue)
     forgotten: bool = False
     turns: int = 0
 
@@ -243,6 +246,7 @@ def open_dialogue(state: StudentState, rng: np.random.Generator) -> Plan:
     if active and rng.random() < 0.6:
         mid = active[0]
         state.last_shown = mid
+        state.voiced.add(mid)
         return Plan("opening_attempt", "incorrect", min(2, max(state.bloom, 1)), state.misconceptions[mid].kc, mid,
                     _kc_discipline(state, state.misconceptions[mid].kc))
     state.last_shown = None
@@ -287,6 +291,8 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
         return Plan("closing", "clear_understanding" if kc and state.mastery[kc] > 0.6 else "vague_understanding",
                     min(1, state.bloom), kc, None, _kc_discipline(state, kc))
     if kc is None:
+        # a turn about nothing the student is working on disengages (and costs nothing only to the tutor)
+        state.engagement = max(0.02, state.engagement - OFF_TOPIC_COST)
         return Plan("off_topic", "vague_understanding" if not act.invalid else "expression_difficulty", 0, None,
                     None, _kc_discipline(state, None))
 
@@ -392,6 +398,8 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
         state.mastery[kc] = lk + (1.0 - lk) * step
 
     state.last_shown = plan.misconception if plan.cognition_state == "incorrect" else None
+    if state.last_shown is not None:
+        state.voiced.add(state.last_shown)
     return plan
 
 
@@ -436,13 +444,15 @@ def _repair(state: StudentState, act: TutorAct, kc: str, shown: str | None, rng:
         )
         negation = not counter and act.strategy == "corrective_feedback" and (named or kc == mkc)
         if counter:
-            prob = (P_REPAIR_SHOWN if shown == mid else P_REPAIR_UNSHOWN) * (0.6 + 0.4 * state.engagement)
+            # a misconception the student has put into words (just now, or earlier) can be confronted
+            voiced = shown == mid or mid in state.voiced
+            prob = (P_REPAIR_SHOWN if voiced else P_REPAIR_UNSHOWN) * (0.6 + 0.4 * state.engagement)
             if rng.random() < prob:
                 state.status[mid] = REPAIRED
                 state.mastery[mkc] += REPAIR_BONUS * (1.0 - state.mastery[mkc])
                 changed.add(mid)
         elif negation and s == ACTIVE:
-            if rng.random() < (P_SUPPRESS_SHOWN if shown == mid else P_SUPPRESS_UNSHOWN):
+            if rng.random() < (P_SUPPRESS_SHOWN if (shown == mid or mid in state.voiced) else P_SUPPRESS_UNSHOWN):
                 state.status[mid] = SUPPRESSED
                 changed.add(mid)
     return changed
@@ -478,6 +488,7 @@ def answer_item(state: StudentState, item: Item, rng: np.random.Generator) -> An
     for mid, wrong in item.misconception_answers.items():
         if state.status.get(mid) == ACTIVE and state.misconceptions[mid].kc in item.kcs and rng.random() < P_FIRE_TEST:
             state.last_shown = mid
+            state.voiced.add(mid)
             return Answer("misconception", wrong, wrong == item.answer, mid)
     state.last_shown = None
     knows = rng.random() < item_mastery(state, item) and rng.random() >= p.misread_rate

@@ -83,7 +83,7 @@ class Persona(BaseModel):
     slip: float = Field(default=0.1, ge=0.0, le=0.5, description="BKT slip S.")
     forget: float = Field(default=0.05, ge=0.0, le=0.5, description="BKT forget F, applied before the post-test.")
     misconception_rate: float = Field(default=0.4, ge=0.0, le=1.0, description="P(holds each task misconception).")
-    relapse: float = Field(default=0.5, ge=0.0, le=1.0, description="P(a suppressed misconception returns).")
+    relapse: float = Field(default=0.35, ge=0.0, le=1.0, description="P(a suppressed misconception returns).")
     bloom_start: Bloom = Field(default="understand", description="Bloom level at the start of the session.")
     # engagement and affect
     engagement: float = Field(default=0.8, ge=0.0, le=1.0, description="Initial engagement.")

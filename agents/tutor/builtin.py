@@ -60,8 +60,16 @@ class SocraticTutor(ActTutor):
         self._repairs: dict[str, int] = {}
         self._transferred = False
         self._suspects: dict[str, list[str]] = {}
+        self._spent: dict[str, int] = {}
+        self._budget: dict[str, int] = {}
 
     def choose(self, observation: dict, info: dict, task: Task) -> tuple[TutorAct, str | None]:
+        act, misconception = self._decide(observation, info, task)
+        if act.target_kc is not None:
+            self._spent[act.target_kc] = self._spent.get(act.target_kc, 0) + 1
+        return act, misconception
+
+    def _decide(self, observation: dict, info: dict, task: Task) -> tuple[TutorAct, str | None]:
         if self._plan is None:
             self._make_plan(info, task)
         assert self._plan is not None
@@ -82,7 +90,11 @@ class SocraticTutor(ActTutor):
         kc = task.kc(self._plan[0])
         level = self._level[kc.id]
         if state is None:  # the student opened, or nothing was said yet
-            return self._open_component(kc, task)
+            return self._open_component(kc, task, info)
+        if self._spent.get(kc.id, 0) >= self._budget.get(kc.id, 99) and len(self._plan) > 1:
+            # its share of the session is used: every tested component needs its turn
+            self._plan.pop(0)
+            return self._open_component(task.kc(self._plan[0]), task, info)
         if state == "incorrect":
             mis = self._diagnose(_last_student_text(info), task, kc)
             if mis is not None and self._repairs.get(mis, 0) < 2:  # a shown misconception: counterexample
@@ -104,14 +116,15 @@ class SocraticTutor(ActTutor):
         # clear_understanding / higher_order: climb one level; past L2 (or three successes) move on
         self._stuck[kc.id] = 0
         self._successes[kc.id] = self._successes.get(kc.id, 0) + 1
-        if level >= 2 or self._successes[kc.id] >= 3 or (state == "higher_order" and level >= 1):
+        # move on after a success at L2 or above, or a second success: breadth over the tested components
+        if level >= 1 or self._successes[kc.id] >= 2 or state == "higher_order":
             self._plan.pop(0)
-            if kc.links and not self._transferred:
+            if kc.links and not self._transferred and not self._plan:
                 self._transferred = True
                 return self._transfer(kc, task)
             if not self._plan:
-                return self.choose(observation, {**info, "_replan": True}, task)
-            return self._open_component(task.kc(self._plan[0]), task)
+                return self._decide(observation, info, task)
+            return self._open_component(task.kc(self._plan[0]), task, info)
         self._level[kc.id] = level + 1
         strategy = "scenario_question" if level + 1 == 2 and kc.contexts else "break_down"
         return _act("guide_reasoning", strategy, _LEVELS[level + 1], kc, task), None
@@ -121,7 +134,10 @@ class SocraticTutor(ActTutor):
             return _act("trigger_transfer", None, "L3", kc, task, transfer_to=kc.links[0].discipline), None
         return _act("guide_reasoning", "follow_up_question", "L3", kc, task), None
 
-    def _open_component(self, kc: KnowledgeComponent, task: Task) -> tuple[TutorAct, str | None]:
+    def _open_component(self, kc: KnowledgeComponent, task: Task, info: dict) -> tuple[TutorAct, str | None]:
+        remaining = max(1, info["max_turns"] - info["turn"] - 1)  # the last turn is the summary
+        share = remaining // max(1, len(self._plan or [kc.id]))
+        self._budget[kc.id] = self._spent.get(kc.id, 0) + max(1 if self._level[kc.id] > 0 else 2, share)
         suspects = self._suspects.get(kc.id, [])
         if suspects and self._repairs.get(suspects[0], 0) == 0:
             self._repairs[suspects[0]] = 1
@@ -145,20 +161,22 @@ class SocraticTutor(ActTutor):
         # a suspected misconception is the biggest barrier: those components first, then the weakest
         order = sorted(task.knowledge_components,
                        key=lambda k: (k.id not in self._suspects, est[k.id] >= 1.0, est[k.id], _depth(task, k)))
-        weak = [k.id for k in order if est[k.id] < 1.0]
-        self._plan = weak or [order[0].id]
+        # every component: one right multiple-choice answer is weak evidence (a guess is right 1 time in 4)
+        self._plan = [k.id for k in order]
 
     def _diagnose(self, text: str, task: Task, kc: KnowledgeComponent) -> str | None:
-        best, best_score = None, 1
-        for m in task.misconceptions:
-            score = _overlap(text, m)
-            if score > best_score:
-                best, best_score = m.id, score
-        if best is None:
-            for m in task.misconceptions:
-                if m.kc == kc.id and m.id in self._suspects.get(kc.id, []):
-                    return m.id
-        return best
+        """The misconception the student's words show: the current component's first (2 shared signature words
+        suffice), any other only on strong evidence (4), else a suspect of the current component."""
+        def best_of(candidates, threshold):
+            scored = [(_overlap(text, m), m.id) for m in candidates]
+            scored = [x for x in scored if x[0] >= threshold]
+            return max(scored)[1] if scored else None
+
+        here = [m for m in task.misconceptions if m.kc == kc.id]
+        found = best_of(here, 2) or best_of([m for m in task.misconceptions if m.kc != kc.id], 4)
+        if found is None:
+            found = next((m for m in self._suspects.get(kc.id, []) if self._repairs.get(m, 0) < 2), None)
+        return found
 
     def speak(self, act: TutorAct, task: Task, misconception: str | None, info: dict) -> str:
         keys = [AnswerKey(item_id=r["item_id"], value=r["answer"]) for r in info.get("pretest", [])]
@@ -172,8 +190,15 @@ class SocraticTutor(ActTutor):
             if not find_leaks(text, keys, givens=givens).leaked:
                 return text
             return f"To summarize: we worked on {', '.join(k.name.lower() for k in covered)}. {END_MARKER}"
-        for _ in range(4):
+        for attempt in range(4):
             text = verbalise_act(act, task, self._rng, misconception=misconception)
+            if attempt == 1 and misconception is not None:
+                # the counterexample's numbers collide with an answer: test the student's own idea instead
+                mis = next(m for m in task.misconceptions if m.id == misconception)
+                kc = task.kc(mis.kc)
+                context = kc.contexts[0] if kc.contexts else task.statement
+                text = (f"Consider this scenario: you said that {mis.belief[:1].lower() + mis.belief[1:]} "
+                        f"Think of {context[:1].lower() + context[1:].rstrip('.')}. Does that idea still work there?")
             if not find_leaks(text, keys, givens=givens).leaked:
                 return text
             # the material for this act happens to contain an answer: ask for the student's reasoning instead
@@ -185,7 +210,7 @@ class SocraticTutor(ActTutor):
 
 class LecturerTutor(ActTutor):
     """Explains each component in turn (explanation, then a worked example), tells the solution and the test
-    answers, and closes with a summary — without ever checking understanding."""
+    answers, and closes with a summary — without ever checking understanding or asking what the student thinks."""
 
     name = "lecturer"
 
@@ -204,15 +229,13 @@ class LecturerTutor(ActTutor):
             steps = " ".join(task.solution)
             answers = "; ".join(f"{r['question']} -> {r['answer']}" for r in info.get("pretest", []))
             return f"Here is the solution: {steps} So the answer is {task.answer}. The test answers are: {answers}"
-        # each component in turn: its explanation (with a warning about its common mistake), then a worked
-        # example while the turns allow; every component gets at least its explanation
+        # each component in turn: its explanation, then a worked example while the turns allow; every component
+        # gets at least its explanation
         lessons = _lecture_plan(len(kcs), info["max_turns"] - 2)
         kc_index, part = lessons[min(self._step - 1, len(lessons) - 1)]
         kc = kcs[kc_index]
         if part == "explain":
-            mistakes = [m for m in task.misconceptions if m.kc == kc.id]
-            warning = f" A common mistake: {mistakes[0].belief} That is wrong. {mistakes[0].negation}" if mistakes else ""
-            return f"Let me explain {kc.name}: {kc.explanation}{warning}"
+            return f"Let me explain {kc.name}: {kc.explanation}"
         return f"Here's a worked example of {kc.name}: {kc.worked_example}"
 
 
