@@ -149,6 +149,9 @@ class Annotator:
                          for link in kc.links if len(link.bridge) >= 12]
         self._material = [entry for entry in self._material if len(entry[0]) >= 12]
         self._statement_words = _content_words(task.statement)
+        self._topic_words = frozenset(
+            w for kc in task.knowledge_components for phrase in (*kc.keywords, kc.name) for w in _content_words(phrase)
+        ) | frozenset(w for m in task.misconceptions for phrase in m.keywords for w in _content_words(phrase))
         self._statement_numbers = frozenset(_NUMBER.findall(task.statement))
         self._link_patterns = [
             (kc.id, link.discipline, _phrase_re(link.keywords + ((link.bridge,) if not link.keywords else ())))
@@ -174,6 +177,8 @@ class Annotator:
 
         target_kc, kc_disciplines = self._topic(text, ctx)
         quoted_kc, quoted_level, quoted_mis = self._quoted(text)
+        if quoted_kc is None and not self._has_content(text):
+            target_kc = None  # topic words strung together teach nothing: no component is being worked on
         if quoted_kc is not None:
             target_kc = quoted_kc
             if quoted_kc not in self._kc_discipline or self._kc_discipline[quoted_kc] not in kc_disciplines:
@@ -246,6 +251,13 @@ class Annotator:
             best = ctx.focus_kc  # working on the task itself keeps the topic in focus
         return best, tuple(dict.fromkeys(found))
 
+    def _has_content(self, text: str) -> bool:
+        """Three words beyond the topic's keywords and the cue vocabulary, or a number: something to work on."""
+        if _NUMBER.search(text):
+            return True
+        words = _content_words(text) - self._topic_words - _CUE_WORDS
+        return len(words) >= 3
+
     def _quoted(self, text: str) -> tuple[str | None, str | None, str | None]:
         """The KC, guidance level and misconception of the longest piece of task material the turn quotes."""
         lowered = _norm(text)
@@ -315,6 +327,14 @@ def _compiled(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
 _STOP = frozenset(
     "the a an and or but if then of to in on at for with is are was were be it this that what you your how why "
     "do does did can could would should will we they he she i me my our their its as by from so not no yes".split()
+)
+
+
+_CUE_WORDS = frozenset(
+    "about think explain tell more notice imagine suppose scenario consider like similar hint clue step steps "
+    "break down start look great good nice job well done keep going right track wrong mistake careful correct "
+    "sure really understand understanding mean means idea ideas question questions answer answers thing things "
+    "let's lets yes okay remember try trying happen happens would could also just again another something".split()
 )
 
 

@@ -1,4 +1,4 @@
-"""The ``tutorzoo`` command line: ``eval``, ``rollout``, ``score``, ``list``.
+"""The ``tutorzoo`` command line: ``eval``, ``rollout``, ``score``, ``agreement``, ``list``.
 
 Examples::
 
@@ -100,7 +100,7 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     if args.what == "tutors":
         from agents.tutor.registry import TUTORS
 
-        for name, cls in TUTORS.items():
+        for name, cls in TUTORS.items():  # built-ins first, then the adversarial probes
             console.print(f"{name:10s} {(cls.__doc__ or '').strip().splitlines()[0]}")
         console.print("Any class with reset(seed) and act(observation, info): --tutor package.module:ClassName")
     elif args.what == "personas":
@@ -133,6 +133,12 @@ def cmd_score(args: argparse.Namespace, console: Console) -> int:
     return score_main(args.rest)
 
 
+def cmd_agreement(args: argparse.Namespace, console: Console) -> int:
+    from eval.agreement import main as agreement_main
+
+    return agreement_main(args.rest)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tutorzoo", description="Train and benchmark AI tutors against simulated students.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -163,6 +169,11 @@ def parser() -> argparse.ArgumentParser:
                        add_help=False)
     s.add_argument("rest", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_score)
+
+    a = sub.add_parser("agreement", help="annotator accuracy and Cohen's kappa per field against the gold set",
+                       add_help=False)
+    a.add_argument("rest", nargs=argparse.REMAINDER)
+    a.set_defaults(func=cmd_agreement)
 
     ls = sub.add_parser("list", help="list tutors, personas, tasks, task sets or suites")
     ls.add_argument("what", choices=["tutors", "personas", "tasks", "task-sets", "suites"])

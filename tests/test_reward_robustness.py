@@ -7,8 +7,9 @@ exceeds two standard errors, so it cannot pass by luck of a few episodes. The fa
 
 Learning gain is measured by the simulated student (agents/student/model.py), which reacts to the annotated
 labels of a turn: cue words without content still move it. The cases where socratic does not beat a tutor on
-learning gain are listed in ``LEARNING_GAIN_KNOWN_FAILURES`` as xfails (make them strict once the student
-model is frozen, so a fix shows up as XPASS and the list shrinks).
+learning gain would be listed in ``LEARNING_GAIN_KNOWN_FAILURES`` as strict xfails; the list is empty since
+the annotator gives no component to turns without content and only a misconception's own counterexample
+repairs it reliably.
 """
 
 from __future__ import annotations
@@ -65,20 +66,14 @@ def _paired(seeds: int, other: str, family: str, key: str) -> tuple[float, float
 # (tutor, family) pairs where socratic does not beat the tutor on learning gain with the current simulated
 # student (mean paired difference, socratic minus tutor, seeds=2): the student learns from cue-word turns.
 # Measured 19:12 with agents/student/model.py still being tuned by another helper; non-strict until it is frozen.
-LEARNING_GAIN_KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("lecturer", "sid_core"): "student: socratic - lecturer = +0.000 (se 0.068)",
-    ("adv_question_spam", "sid_core"): "student learns from topic-word questions: -0.021 (se 0.059)",
-    ("adv_keyword_stuffing", "sid_core"): "student learns from cue words: -0.054 (se 0.063)",
-    ("adv_judge_injection", "sid_state"): "student learns from cue words in the injection: -0.025 (se 0.098)",
-    ("adv_judge_injection", "profile"): "student learns from cue words in the injection: -0.008 (se 0.101)",
-}
+LEARNING_GAIN_KNOWN_FAILURES: dict[tuple[str, str], str] = {}  # none: every case holds (see the docstring)
 
 
 def _cases(known: dict[tuple[str, str], str]) -> list:
     cases = []
     for other in OTHERS:
         for family in FAMILIES:
-            marks = [pytest.mark.xfail(strict=False, reason=known[(other, family)])] if (other, family) in known else []
+            marks = [pytest.mark.xfail(strict=True, reason=known[(other, family)])] if (other, family) in known else []
             cases.append(pytest.param(other, family, marks=marks, id=f"{other}-{family}"))
     return cases
 

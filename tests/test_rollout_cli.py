@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agents.student import SimulatedStudent
-from agents.tutor import TUTORS, make_tutor
+from agents.tutor import BUILTIN_TUTORS, make_tutor
 from envs.config import EpisodeSpec
 from envs.errors import ConfigError
 from eval.cli import main
@@ -19,7 +19,7 @@ def _spec(seed: int = 0, **protocol) -> EpisodeSpec:
     return EpisodeSpec(task_set="math", persona="all_round_partly_wrong", seed=seed, protocol=protocol)
 
 
-@pytest.mark.parametrize("tutor", sorted(TUTORS))
+@pytest.mark.parametrize("tutor", sorted(BUILTIN_TUTORS))
 def test_same_seed_same_episode_to_the_byte(tutor):
     a = run_episode(_spec(3), make_tutor(tutor), SimulatedStudent("all_round_partly_wrong"), tutor)
     b = run_episode(_spec(3), make_tutor(tutor), SimulatedStudent("all_round_partly_wrong"), tutor)

@@ -87,9 +87,10 @@ def test_telling_pays_on_same_items_only(persona: str) -> None:
 SHOW = act("check_understanding", "follow_up_question", "L2")  # makes the student show add_across
 REPAIRS = {
     "named_counterexample": act("guide_reasoning", "follow_up_question", "L2", addresses_misconception="add_across"),
-    "scenario_question": act("guide_reasoning", "scenario_question", "L2"),
-    "analogy": act("introduce_concept", "analogy", "L2"),
+    "scenario_question": act("guide_reasoning", "scenario_question", "L2", addresses_misconception="add_across"),
+    "analogy": act("introduce_concept", "analogy", "L2", addresses_misconception="add_across"),
 }
+GENERIC_SCENARIO = act("guide_reasoning", "scenario_question", "L2")  # a "what if" on the topic, not the counterexample
 NEGATION = act("guide_reasoning", "corrective_feedback", "L2", addresses_misconception="add_across")
 FOLLOW = [act("check_understanding", "follow_up_question", "L2")] * 4
 
@@ -121,6 +122,12 @@ def test_counterexample_repairs_durably_negation_only_suppresses(kind: str) -> N
     assert negation["suppressed"] >= 0.6, negation
     assert negation["post_mis"] - counter["post_mis"] >= 0.12, (negation, counter)
     assert negation["relapse"] >= 0.25, "a misconception suppressed by negation comes back at the post-test"
+
+
+def test_a_generic_scenario_repairs_far_less_than_the_counterexample() -> None:
+    named = _misconception_run(REPAIRS["scenario_question"], seeds=300)
+    generic = _misconception_run(GENERIC_SCENARIO, seeds=300)
+    assert named["repaired"] - generic["repaired"] >= 0.3, (named, generic)
 
 
 @pytest.mark.parametrize("shown,low,high", [(True, 0.6, 1.0), (False, 0.0, 0.45)], ids=["just_shown", "not_shown"])

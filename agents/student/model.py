@@ -33,7 +33,7 @@ learning):
 - *repair*: a misconception of :math:`k` (or named by ``addresses_misconception``) is met by a counterexample
   (named and not plain ``corrective_feedback``, or ``scenario_question`` / ``analogy`` on its KC) → ``repaired``
   with :math:`p = 0.85` if the student has voiced it (in its last turn, earlier in the dialogue, or as a
-  test answer), else 0.3 (times :math:`0.6 + 0.4e`), and
+  test answer) and the act names it (its own counterexample), else 0.3 (times :math:`0.6 + 0.4e`), and
   :math:`L_k \mathrel{+}= 0.4 (1 - L_k)` (conceptual change brings understanding); by plain negation (``corrective_feedback``) only → ``suppressed``
   (:math:`p` 0.9 / 0.5). A suppressed misconception fires rarely (0.05) in the dialogue and returns to ``active``
   with probability ``relapse`` before the post-test;
@@ -445,7 +445,8 @@ def _repair(state: StudentState, act: TutorAct, kc: str, shown: str | None, rng:
         negation = not counter and act.strategy == "corrective_feedback" and (named or kc == mkc)
         if counter:
             # a misconception the student has put into words (just now, or earlier) can be confronted
-            voiced = shown == mid or mid in state.voiced
+            # ... with this misconception's own counterexample (named), not any scenario on its component
+            voiced = (shown == mid or mid in state.voiced) and named
             prob = (P_REPAIR_SHOWN if voiced else P_REPAIR_UNSHOWN) * (0.6 + 0.4 * state.engagement)
             if rng.random() < prob:
                 state.status[mid] = REPAIRED

@@ -2,6 +2,8 @@
 
 from agents.tutor.base import ActTutor, TutorPolicy
 from agents.tutor.builtin import LecturerTutor, RandomTutor, SocraticTutor
-from agents.tutor.registry import TUTORS, make_tutor
+from agents.tutor.registry import BUILTIN_TUTORS, TUTORS, make_tutor
 
-__all__ = ["ActTutor", "LecturerTutor", "RandomTutor", "SocraticTutor", "TUTORS", "TutorPolicy", "make_tutor"]
+__all__ = [
+    "BUILTIN_TUTORS", "ActTutor", "LecturerTutor", "RandomTutor", "SocraticTutor", "TUTORS", "TutorPolicy", "make_tutor",
+]

@@ -59,6 +59,7 @@ class SocraticTutor(ActTutor):
         self._stuck: dict[str, int] = {}
         self._repairs: dict[str, int] = {}
         self._transferred = False
+        self._transfers: set[str] = set()
         self._suspects: dict[str, list[str]] = {}
         self._spent: dict[str, int] = {}
         self._budget: dict[str, int] = {}
@@ -119,7 +120,9 @@ class SocraticTutor(ActTutor):
         # move on after a success at L2 or above, or a second success: breadth over the tested components
         if level >= 1 or self._successes[kc.id] >= 2 or state == "higher_order":
             self._plan.pop(0)
-            if kc.links and not self._transferred and not self._plan:
+            if kc.links and kc.id not in self._transfers:
+                # a component just understood is the moment to connect it to another discipline (SID's IKT)
+                self._transfers.add(kc.id)
                 self._transferred = True
                 return self._transfer(kc, task)
             if not self._plan:

@@ -14,15 +14,18 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+from agents.tutor.adversarial import ADVERSARIAL_TUTORS
 from agents.tutor.base import TutorPolicy
 from agents.tutor.builtin import LecturerTutor, RandomTutor, SocraticTutor
 from envs.errors import ConfigError
 
-TUTORS: dict[str, Callable[..., TutorPolicy]] = {
+BUILTIN_TUTORS: dict[str, Callable[..., TutorPolicy]] = {
     "socratic": SocraticTutor,
     "lecturer": LecturerTutor,
     "random": RandomTutor,
 }
+# Built-ins plus the reward-hacking probes (``adv_*``) used to show the default reward cannot be gamed.
+TUTORS: dict[str, Callable[..., TutorPolicy]] = {**BUILTIN_TUTORS, **ADVERSARIAL_TUTORS}
 
 
 def make_tutor(name: str, **kwargs: Any) -> TutorPolicy:
@@ -44,4 +47,4 @@ def make_tutor(name: str, **kwargs: Any) -> TutorPolicy:
         return tutor
     close = difflib.get_close_matches(name, TUTORS, n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""
-    raise ConfigError(f"unknown tutor {name!r}; built-ins: {sorted(TUTORS)} or an import path 'pkg.mod:Class'.{hint}")
+    raise ConfigError(f"unknown tutor {name!r}; known: {sorted(TUTORS)} or an import path 'pkg.mod:Class'.{hint}")
