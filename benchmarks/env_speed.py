@@ -31,7 +31,7 @@ def tictactoe(seconds: float) -> float:
     while time.perf_counter() - start < seconds:
         env.reset(seed=game)
         game += 1
-        for agent in env.agent_iter():
+        for _agent in env.agent_iter():
             obs, _, term, trunc, _ = env.last()
             if term or trunc:
                 env.step(None)

@@ -59,8 +59,9 @@ _FOLLOW_UP = _cue(r"why", r"how did", r"how do you know", r"can you explain", r"
                   r"what next", r"tell me more", r"what do you notice")
 
 # An imperative task prompt ("Write 40% as a decimal.") asks for an answer just as a question does.
-_PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|work out|solve|explain|describe|compare|"
-                     r"show|estimate|predict|name|list|give|convert|simplify|draw|measure|tell me)\b", re.IGNORECASE)
+_PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|work out|solve|explain|describe|"
+                     r"compare|show|estimate|predict|name|list|give|convert|simplify|draw|measure|tell me)\b",
+                     re.IGNORECASE)
 _SUMMARY = _cue(r"to summari[sz]e", r"in summary", r"let'?s recap", r"to sum up", r"we learned", r"we found",
                 r"so today", r"key idea", r"in short")
 _BRIDGE = _cue(r"connect", r"link", r"in physics", r"in chemistry", r"in biology", r"in geography",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import re
 from difflib import get_close_matches
 from typing import Any
 
@@ -32,6 +31,7 @@ _SYSTEM_PROMPT = (
     "but not the options. Keep each turn short. When the student has understood, close with a brief summary "
     "and the marker [END]."
 )
+_ANSWER_FORMAT = "Explain briefly, then end with 'The answer is ...'."
 _STUDENT_PROMPT = "You are a student working with a tutor on this task: {statement}"
 
 
@@ -516,17 +516,17 @@ class TutoringEnv(AECEnv):
             return "The session is over."
         if kind == "pretest":
             item = self._pre_items[index]
-            return f"Pre-test question {index + 1}: {item.render()}\nExplain briefly, then end with 'The answer is ...'."
+            return f"Pre-test question {index + 1}: {item.render()}\n{_ANSWER_FORMAT}"
         if kind == "posttest":
             item = self._post_items[index][0]
-            return f"Post-test question {index + 1}: {item.render()}\nExplain briefly, then end with 'The answer is ...'."
+            return f"Post-test question {index + 1}: {item.render()}\n{_ANSWER_FORMAT}"
         if kind == "open":
             return f"Start the dialogue: ask your tutor about the task. Task: {self.task.statement}"
         return self._last_tutor_text
 
     def _pretest_summary(self) -> str:
         lines = [f"Task: {self.task.statement}", "Pre-test results:"]
-        for i, (item, r) in enumerate(zip(self._pre_items, self.pretest_results)):
+        for i, (item, r) in enumerate(zip(self._pre_items, self.pretest_results, strict=False)):
             verdict = "correct" if r["correct"] else "incorrect"
             lines.append(f"{i + 1}. {item.render(with_options=False)} Student: {r['response']} ({verdict})")
         return "\n".join(lines)
@@ -549,7 +549,7 @@ class TutoringEnv(AECEnv):
                     "response": r["response"],
                     "correct": r["correct"],
                 }
-                for item, r in zip(self._pre_items, self.pretest_results)
+                for item, r in zip(self._pre_items, self.pretest_results, strict=False)  # answered so far
             ],
             "last_act": self._last_tutor_act.to_dict() if self._last_tutor_act else None,
             "reward_components": dict(self._last_components),

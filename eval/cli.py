@@ -140,7 +140,8 @@ def cmd_agreement(args: argparse.Namespace, console: Console) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tutorzoo", description="Train and benchmark AI tutors against simulated students.")
+    p = argparse.ArgumentParser(prog="tutorzoo",
+                                description="Train and benchmark AI tutors against simulated students.")
     sub = p.add_subparsers(dest="command", required=True)
 
     e = sub.add_parser("eval", help="run a benchmark suite with its tutors and print the leaderboard")

@@ -98,6 +98,7 @@ def write_report(board: dict, out_dir: Path, title: str, run_info: dict) -> None
         row = [_cell(groups[n]["metrics"][metric], 1.0) for n in board["ranking"]]
         lines.append(f"| {metric} | {spec.higher_is_better} | " + " | ".join(row) + " |")
     lines += ["", "Values are suite means over episodes (EducationQ metrics pooled over item pairs, in %); "
-              "± gives the half-width of the 95% percentile-bootstrap interval over episodes. n/a: not computable on this suite "
+              "± gives the half-width of the 95% percentile-bootstrap interval over episodes. "
+              "n/a: not computable on this suite "
               "(for example judge-only or reference-dialogue metrics)."]
     (out_dir / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")

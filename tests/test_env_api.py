@@ -109,7 +109,7 @@ def test_garbage_actions_are_handled(mode, garbage):
 def test_stepping_after_the_end_is_the_pettingzoo_warning(caplog):
     env = tutoring_v0.env(max_turns=1)
     env.reset(seed=0)
-    for agent in env.agent_iter():
+    for _agent in env.agent_iter():
         _, _, term, trunc, _ = env.last()
         env.step(None if term or trunc else "What do you think?")
     assert env.agents == []
@@ -152,7 +152,7 @@ def test_bad_config_names_the_field(kwargs, needle):
 def test_record_has_the_nine_sid_fields_on_every_turn():
     env = tutoring_v0.env(task_set="stem", max_turns=4)
     env.reset(seed=2)
-    for agent in env.agent_iter():
+    for _agent in env.agent_iter():
         _, _, term, trunc, _ = env.last()
         env.step(None if term or trunc else "Imagine a heavier rocket: why would it fly lower? Think about force.")
     record = env.unwrapped.episode_record()

@@ -9,7 +9,7 @@ with a status ``active`` / ``suppressed`` / ``repaired``, a Bloom level :math:`b
 
 .. math:: L_k^0 = \mathrm{clip}(\pi (1 - 0.5 d_k) + \epsilon,\ 0.01, 0.99) \cdot (0.6 + 0.4 \min_{p \in pre(k)} L_p^0)
 
-(the prerequisite factor is 1 without prerequisites), learn rate :math:`T_k = 0.35 \cdot speed \cdot (1 - 0.4 d_k)`,
+(the prerequisite factor is 1 without prerequisites), learn rate :math:`T_k = 0.25 \cdot speed \cdot (1 - 0.4 d_k)`,
 each task misconception held (``active``) with probability ``misconception_rate``, :math:`b = ` ``bloom_start``.
 
 **Answering.** Slip grows with anxiety, :math:`S' = S + 0.15\,anxiety`. An item over KCs :math:`K` is known with
@@ -24,42 +24,42 @@ keyed by item id, so it does not transfer to isomorphic items.
 
 **Response to a tutor act.** Demand :math:`D` = ``GUIDANCE_TO_BLOOM[level]`` (L1 0, L2 1, L3 3), lowered by one
 for a scaffold (``hint``, ``break_down``); gap :math:`g = D - b`; zone *above* if :math:`g \ge 2`, *below* if
-:math:`g \le -2`, else *within* (the ZPD). Per turn :math:`e \leftarrow e - decay`, and an off-topic act costs another 0.08; *below* costs a strong student
-:math:`0.15 \max(L_k, b/5)` engagement (boredom); *above* raises anxiety; ``encourage`` does
-:math:`e \leftarrow e + 0.3 (1 - e)` and lowers anxiety. Then, on the target KC :math:`k` (none: off topic, no
-learning):
+:math:`g \le -2`, else *within* (the ZPD). Per turn :math:`e \leftarrow e - decay`, and an act with no target
+KC (off topic, or content-free) costs another 0.08; *below* costs a strong student :math:`0.15 \max(L_k, b/5)`
+engagement (boredom); *above* raises anxiety; ``encourage`` does :math:`e \leftarrow e + 0.3 (1 - e)` and
+lowers anxiety. Then, on the target KC :math:`k` (none: no learning):
 
 - *irrelevant* turn with :math:`p = 0.8 \max(0, (0.4 - e)/0.4) + 0.25\,distractibility` (no learning);
 - *repair*: a misconception of :math:`k` (or named by ``addresses_misconception``) is met by a counterexample
-  (named and not plain ``corrective_feedback``, or ``scenario_question`` / ``analogy`` on its KC) → ``repaired``
-  with :math:`p = 0.85` if the student has voiced it (in its last turn, earlier in the dialogue, or as a
-  test answer) and the act names it (its own counterexample), else 0.3 (times :math:`0.6 + 0.4e`), and
-  :math:`L_k \mathrel{+}= 0.4 (1 - L_k)` (conceptual change brings understanding); by plain negation (``corrective_feedback``) only → ``suppressed``
-  (:math:`p` 0.9 / 0.5). A suppressed misconception fires rarely (0.05) in the dialogue and returns to ``active``
-  with probability ``relapse`` before the post-test;
+  (named and not plain ``corrective_feedback``, or ``scenario_question`` / ``analogy`` on its KC) →
+  ``repaired`` with :math:`p = 0.85` if the student has voiced it (in its last turn, earlier in the dialogue,
+  or as a test answer) and the act names it (its own counterexample), else 0.3 (times :math:`0.6 + 0.4e`),
+  and :math:`L_k \mathrel{+}= 0.4 (1 - L_k)` (conceptual change brings understanding); by plain negation
+  (``corrective_feedback``) only → ``suppressed`` (:math:`p` 0.9 voiced / 0.7). A suppressed misconception
+  fires rarely (0.05) in the dialogue and returns to ``active`` with probability ``relapse`` before the
+  post-test;
 - *question* mode (``is_question``, a generative strategy or ``guide_reasoning`` / ``check_understanding``): an
   active misconception of :math:`k` fires with 0.75 (``incorrect``); else the student succeeds with
   :math:`p = (1 - m)[L_k(1-S') + (1-L_k)G] \cdot z` (:math:`z` 1 within, 0.8 at :math:`g = 1`, 0.25 above), a
-  scaffold adding :math:`0.3 (1 - p)`. Success at :math:`D > b` raises :math:`b` by one; on L3 a curious student
-  extends (``higher_order``) with :math:`p = curiosity (0.5 + 0.5 e)`. Weight :math:`w` = 2 on success,
-  0.35 on failure or when a misconception fired (0.6 for a failure inside a scaffold: it is worked through);
-  a stuck student asks for a hint with
-  :math:`p = help\_seeking (0.5 + 0.5\,metacognition)`;
+  scaffold adding :math:`0.4 (1 - p)`. Success at :math:`D > b` raises :math:`b` by one; on L3 a curious
+  student extends (``higher_order``) with :math:`p = curiosity (0.5 + 0.5 e)`. Weight :math:`w` = 2 on success
+  (the generation effect), 0.25 on failure or when a misconception fired (0.5 for a failure inside a scaffold:
+  it is worked through); a stuck student asks for a hint with :math:`p = help\_seeking (0.5 + 0.5\,metacognition)`;
 - *explain* mode (anything else with content): :math:`w = 0.7 (1 - 0.6 L_k)\,uptake` (worked examples help
-  novices most; a ``summarize`` turn 0.3 of that); ``reveals_answer`` instead memorises the ``revealed_items`` (:math:`p = 0.95`) and has
-  :math:`w = 0.1`; plain ``encourage`` has :math:`w = 0`.
+  novices most; a ``summarize`` turn 0.3 of that); ``reveals_answer`` instead memorises the ``revealed_items``
+  (:math:`p = 0.95`) and has :math:`w = 0.1`; plain ``encourage`` has :math:`w = 0`.
 
 Learning on :math:`k` (an expected BKT transition :math:`L' = L + (1 - L) T`):
 
 .. math:: L_k \leftarrow L_k + (1 - L_k) \min(0.95,\ T_k\, w\, \kappa\, \zeta\, (0.2 + 0.8 e)\, \rho\, \phi\, \mu)
 
 with :math:`\kappa` the coherence (1 when the act stays on the previous act's component, 0.6 when it hops to
-another: building on the last turn is cheaper than setting up a new topic), :math:`\zeta` 1 within / 0.15 above / 0.3 below, :math:`\rho` 1.3 when the act matches the persona's strategy
-preference, :math:`\phi` the prerequisite readiness (questions :math:`0.3 + 0.7 r`, telling :math:`0.6 + 0.4 r`,
-:math:`r = \min_{p} L_p`), :math:`\mu` 0.6 while a misconception of :math:`k` is active. A transfer act
-(``trigger_transfer`` or ``discipline_transfer``) whose disciplines include a link of :math:`k` multiplies
-:math:`w` by 1.5 and gives each linked KC :math:`j` the step
-:math:`(1 - L_j) \min(0.95, 0.8\, T_j\, \zeta (0.2 + 0.8e))`.
+another: building on the last turn is cheaper than setting up a new topic), :math:`\zeta` 1 within / 0.15
+above / 0.3 below, :math:`\rho` 1.3 when the act matches the persona's strategy preference, :math:`\phi` the
+prerequisite readiness (questions :math:`0.3 + 0.7 r`, telling :math:`0.6 + 0.4 r`, :math:`r = \min_{p} L_p`),
+:math:`\mu` 0.6 while a misconception of :math:`k` is active. A transfer act (``trigger_transfer`` or
+``discipline_transfer``) whose disciplines include a link of :math:`k` multiplies :math:`w` by 1.5 and gives
+each linked KC :math:`j` the step :math:`(1 - L_j) \min(0.95, 0.8\, T_j\, \zeta (0.2 + 0.8e))`.
 
 **Forgetting** applies once, before the first post-test item, to what was learned in the session:
 :math:`L_k \leftarrow L_k^0 + (L_k - L_k^0)(1 - F)` when :math:`L_k > L_k^0` (prior knowledge is not lost in

@@ -5,5 +5,6 @@ from agents.tutor.builtin import LecturerTutor, RandomTutor, SocraticTutor
 from agents.tutor.registry import BUILTIN_TUTORS, TUTORS, make_tutor
 
 __all__ = [
-    "BUILTIN_TUTORS", "ActTutor", "LecturerTutor", "RandomTutor", "SocraticTutor", "TUTORS", "TutorPolicy", "make_tutor",
+    "BUILTIN_TUTORS", "ActTutor", "LecturerTutor", "RandomTutor", "SocraticTutor", "TUTORS", "TutorPolicy",
+    "make_tutor",
 ]
