@@ -25,4 +25,5 @@ lint: install
 	$(VENV)/bin/ruff check .
 
 bench: install
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[bench]"
 	$(PY) benchmarks/env_speed.py

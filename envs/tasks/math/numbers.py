@@ -29,29 +29,29 @@ def fmt_fraction(x: Number) -> str:
 
 def decimal_places(x: Number) -> int | None:
     """The number of decimal places ``x`` needs, or ``None`` when its decimal does not terminate."""
-    x = Fraction(x)
-    for places in range(_MAX_PLACES + 1):
-        if (x * 10**places).denominator == 1:
+    den = x.denominator if isinstance(x, Fraction) else Fraction(x).denominator
+    for places in range(_MAX_PLACES + 1):  # integer test: den divides 10**places (on the env's reset path)
+        if (10**places) % den == 0:
             return places
     return None
 
 
 def fmt_decimal(x: Number, places: int | None = None) -> str:
     """``x`` as an exact decimal: ``'4.15'``, ``'-0.5'``, ``'12'`` (``places`` pads with zeros, e.g. money)."""
-    x = Fraction(x)
+    x = x if isinstance(x, Fraction) else Fraction(x)
     need = decimal_places(x)
     if need is None:
         raise ValueError(f"{x} has no terminating decimal of at most {_MAX_PLACES} places")
     places = need if places is None else max(places, need)
-    sign = "-" if x < 0 else ""
-    scaled = abs(x) * 10**places
-    whole, frac = divmod(int(scaled), 10**places)
+    sign = "-" if x.numerator < 0 else ""
+    scaled = abs(x.numerator) * 10**places // x.denominator  # exact: the denominator divides 10**places
+    whole, frac = divmod(scaled, 10**places)
     return f"{sign}{whole}" if places == 0 else f"{sign}{whole}.{frac:0{places}d}"
 
 
 def fmt_value(x: Number) -> str:
     """An integer, a short decimal when it terminates, else a fraction: ``'24'``, ``'2.5'``, ``'1/3'``."""
-    x = Fraction(x)
+    x = x if isinstance(x, Fraction) else Fraction(x)
     return fmt_decimal(x) if decimal_places(x) is not None else fmt_fraction(x)
 
 
