@@ -292,3 +292,12 @@ def test_alias_uses_geography_material(tmp_path: Path) -> None:
     bank = McqTaskSet(str(write_json(tmp_path / "e.json", [rec])))
     kc = bank.build("e1", np.random.default_rng(0)).knowledge_components[0]
     assert (kc.id, kc.discipline, kc.name) == ("earth_science", "geography", "Geography and earth science")
+
+
+def test_shipped_bank_spreads_its_answer_letters():
+    """A student who always picks one letter must not score well: no letter keys more than 30% of the items."""
+    from collections import Counter
+
+    records = load_bank(DEFAULT_BANK)
+    counts = Counter(r.answer for r in records)
+    assert max(counts.values()) <= 0.3 * len(records), counts
