@@ -123,6 +123,9 @@ _DENOM_PLURAL = {("halves" if w == "half" else w + "s"): d for w, d in _DENOM_SI
 # A bare "one" is usually a pronoun ("this one", "one of them"); it is a number only after one of these.
 _ONE_CUES = frozenset({"is", "s", "was", "be", "equals", "get", "gets", "got", "makes", "gives", "answer"})
 _WORD_RE = re.compile(r"[A-Za-z]+")
+_NUMBER_WORDS = frozenset(
+    {*_ONES, *_TEENS, *_TENS, *_SCALES, *_DENOM_SINGULAR, *_DENOM_PLURAL, "hundred", "hundreds", "dozen"}
+)
 _JOIN_RE = re.compile(r"[ \t]*-?[ \t]*|[ \t]+")
 
 
@@ -273,6 +276,16 @@ def _match_value(m: re.Match[str]) -> tuple[Fraction, bool, int | None] | None:
     return v, percent, places
 
 
+_DIGIT_RE = re.compile(r"\d")
+
+
+def _could_hold_a_number(text: str) -> bool:
+    """False only when ``text`` has no digit and none of the words any number word starts from."""
+    if _DIGIT_RE.search(text):
+        return True
+    return not _NUMBER_WORDS.isdisjoint(w.lower() for w in _WORD_RE.findall(text))
+
+
 @lru_cache(maxsize=4096)
 def number_mentions(text: str) -> tuple[NumberMention, ...]:
     """Every number stated in ``text`` (digits, fractions, LaTeX, percents, number words), in order.
@@ -285,6 +298,8 @@ def number_mentions(text: str) -> tuple[NumberMention, ...]:
         >>> [m.value for m in number_mentions("Is it five sixths, or 56, or \\\\frac{10}{12}?")]
         [Fraction(5, 6), Fraction(56, 1), Fraction(5, 6)]
     """
+    if not _could_hold_a_number(text):  # the common case on the env's hot path: plain words, no number
+        return ()
     clean = normalise_math(text)
     found: list[NumberMention] = []
     for m in _NUMBER_RE.finditer(clean):
@@ -339,6 +354,7 @@ def normalise_math(text: str) -> str:
         text = unwrapped
 
 
+@lru_cache(maxsize=8192)  # answers and extracted values repeat across turns and episodes; the result is immutable
 def _parse(s: str) -> tuple[Fraction, bool] | None:
     """The value of a string holding one number (+ optional variable LHS and unit) -> (value, is_percent)."""
     t = normalise_math(s).strip()

@@ -113,6 +113,7 @@ class TutoringEnv(AECEnv):
 
         self.transcript: list[dict] = []
         self.pretest_results: list[dict] = []
+        self._pretest_view: list[dict] = []  # what the tutor is shown of each answered pre-test item
         self.posttest_results: list[dict] = []
         self.tutor_turns = 0
         self.invalid_turns = {"tutor": 0, "student": 0}
@@ -223,6 +224,14 @@ class TutoringEnv(AECEnv):
         }
         if kind == "pretest":
             self.pretest_results.append(result)
+            self._pretest_view.append({
+                "item_id": item.id,
+                "kcs": list(item.kcs),
+                "question": item.render(with_options=False),
+                "answer": _answer_text(item),
+                "response": text,
+                "correct": g.correct,
+            })
             self._student_messages += [
                 {"role": "user", "content": item.render()},
                 {"role": "assistant", "content": text},
@@ -540,17 +549,7 @@ class TutoringEnv(AECEnv):
             "observe_only": self._tutor_next == "observe" or self.phase == "done",
             "messages": list(self._tutor_messages),
             "task": self._task_public,
-            "pretest": [
-                {
-                    "item_id": r["item_id"],
-                    "kcs": list(item.kcs),
-                    "question": item.render(with_options=False),
-                    "answer": _answer_text(item),
-                    "response": r["response"],
-                    "correct": r["correct"],
-                }
-                for item, r in zip(self._pre_items, self.pretest_results, strict=False)  # answered so far
-            ],
+            "pretest": list(self._pretest_view),
             "last_act": self._last_tutor_act.to_dict() if self._last_tutor_act else None,
             "reward_components": dict(self._last_components),
         }

@@ -17,10 +17,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from envs.errors import TutorZooError
+from envs.errors import ConfigError, TutorZooError
 
 EXIT_OK, EXIT_ERROR = 0, 2
 
@@ -30,7 +31,20 @@ def _progress(console: Console) -> Progress:
                     console=console, transient=True)
 
 
-def _run(specs, tutors: list[str], out: Path, console: Console) -> list[dict]:
+def _tutor_kwargs(args: argparse.Namespace) -> dict:
+    """Backend options for model tutors: ``--base-url`` and repeatable ``--tutor-arg KEY=VALUE``."""
+    kwargs: dict = {}
+    for item in getattr(args, "tutor_arg", None) or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--tutor-arg takes KEY=VALUE, got {item!r}")
+        kwargs[key] = yaml.safe_load(value)  # numbers and booleans as such, the rest as strings
+    if getattr(args, "base_url", None):
+        kwargs["base_url"] = args.base_url
+    return kwargs
+
+
+def _run(specs, tutors: list[str], out: Path, console: Console, tutor_kwargs: dict | None = None) -> list[dict]:
     from agents.student import SimulatedStudent
     from agents.tutor.registry import make_tutor
     from eval.rollout import JsonlWriter, run_specs
@@ -46,7 +60,8 @@ def _run(specs, tutors: list[str], out: Path, console: Console) -> list[dict]:
             writer(record)
             progress.advance(bar)
 
-        records = list(run_specs(specs, tutors, make_tutor, SimulatedStudent, on_record=on_record))
+        records = list(run_specs(specs, tutors, lambda name: make_tutor(name, **(tutor_kwargs or {})),
+                                 SimulatedStudent, on_record=on_record))
     return records
 
 
@@ -63,7 +78,7 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> int:
     console.print(f"Suite [bold]{suite.name}[/bold] v{suite.version} ({args.split}): {len(specs)} episodes x "
                   f"{len(tutors)} tutors -> {out}")
     start = time.perf_counter()
-    records = _run(specs, tutors, out, console)
+    records = _run(specs, tutors, out, console, _tutor_kwargs(args))
     elapsed = time.perf_counter() - start
     board = build(records)
     title = f"TutorZoo leaderboard: suite {suite.name} v{suite.version} ({args.split})"
@@ -87,7 +102,7 @@ def cmd_rollout(args: argparse.Namespace, console: Console) -> int:
     specs = [EpisodeSpec(task_set=args.task_set, task_id=args.task_id, persona=args.persona, seed=args.seed + i,
                          protocol=protocol) for i in range(args.episodes)]
     out = Path(args.out)
-    records = _run(specs, [args.tutor], out, console)
+    records = _run(specs, [args.tutor], out, console, _tutor_kwargs(args))
     gains = [r["learning_gain"] for r in records if r["learning_gain"] is not None]
     failed = sum(1 for r in records if r["failures"])
     mean = sum(gains) / len(gains) if gains else float("nan")
@@ -139,6 +154,12 @@ def cmd_agreement(args: argparse.Namespace, console: Console) -> int:
     return agreement_main(args.rest)
 
 
+def _model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for --tutor openai:<model>")
+    p.add_argument("--tutor-arg", action="append", metavar="KEY=VALUE",
+                   help="backend option for model tutors (repeatable), e.g. adapter=./lora max_new_tokens=150")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tutorzoo",
                                 description="Train and benchmark AI tutors against simulated students.")
@@ -150,6 +171,7 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--split", choices=["all", "train", "held_out"], default="all")
     e.add_argument("--limit", type=int, default=None, help="only the first N episode specs (smoke runs)")
     e.add_argument("--out", default=None, help="output folder (default runs/SUITE)")
+    _model_args(e)
     e.set_defaults(func=cmd_eval)
 
     r = sub.add_parser("rollout", help="roll out one tutor against one student persona")
@@ -164,6 +186,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--opener", choices=["student", "tutor"], default="student")
     r.add_argument("--posttest", choices=["isomorphic", "same", "both"], default="isomorphic")
     r.add_argument("--out", required=True)
+    _model_args(r)
     r.set_defaults(func=cmd_rollout)
 
     s = sub.add_parser("score", help="compute every metric for an episodes.jsonl (or SID-style dialogues)",

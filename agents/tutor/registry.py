@@ -28,10 +28,21 @@ BUILTIN_TUTORS: dict[str, Callable[..., TutorPolicy]] = {
 TUTORS: dict[str, Callable[..., TutorPolicy]] = {**BUILTIN_TUTORS, **ADVERSARIAL_TUTORS}
 
 
+MODEL_PREFIXES = ("hf:", "openai:")
+
+
 def make_tutor(name: str, **kwargs: Any) -> TutorPolicy:
-    """A tutor policy from a registry name or an import path ``package.module:ClassName``."""
+    """A tutor policy from a registry name, a model (``hf:<path>``, ``openai:<model>``; backend options such as
+    ``base_url`` go in ``kwargs``) or an import path ``package.module:ClassName``."""
     if name in TUTORS:
         return TUTORS[name](**kwargs)
+    if name.startswith(MODEL_PREFIXES):
+        from agents.backends import make_backend
+        from agents.backends.base import GenerationConfig
+        from agents.tutor.llm import LLMTutor
+
+        gen = {k: kwargs.pop(k) for k in ("max_new_tokens", "temperature", "top_p") if k in kwargs}
+        return LLMTutor(make_backend(name, **kwargs), GenerationConfig(**gen), name=name)
     if ":" in name:
         module_name, _, attr = name.partition(":")
         try:
