@@ -253,11 +253,14 @@ class Annotator:
         return best, tuple(dict.fromkeys(found))
 
     def _has_content(self, text: str) -> bool:
-        """Three words beyond the topic's keywords and the cue vocabulary, or a number: something to work on."""
+        """Something to work on: a number, three words beyond the topic's keywords and the cue vocabulary, or —
+        in a turn of one or two sentences — at least one ("Which side of the triangle is the height?"). A volley
+        of bare keyword questions has many sentences and almost no such words."""
         if _NUMBER.search(text):
             return True
         words = _content_words(text) - self._topic_words - _CUE_WORDS
-        return len(words) >= 3
+        sentences = max(1, len(_SENTENCE_END.findall(text)))
+        return len(words) >= 3 or (sentences <= 2 and len(words) >= 1)
 
     def _quoted(self, text: str) -> tuple[str | None, str | None, str | None]:
         """The KC, guidance level and misconception of the longest piece of task material the turn quotes."""
@@ -331,6 +334,7 @@ _STOP = frozenset(
 )
 
 
+_SENTENCE_END = re.compile(r"[.?!]+(?:\s|$)")
 _CUE_WORDS = frozenset(
     "about think explain tell more notice imagine suppose scenario consider like similar hint clue step steps "
     "break down start look great good nice job well done keep going right track wrong mistake careful correct "

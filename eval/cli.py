@@ -1,4 +1,4 @@
-"""The ``tutorzoo`` command line: ``eval``, ``rollout``, ``score``, ``agreement``, ``list``.
+"""The ``tutorzoo`` command line: ``eval``, ``rollout``, ``play``, ``score``, ``agreement``, ``list``.
 
 Examples::
 
@@ -148,6 +148,12 @@ def cmd_score(args: argparse.Namespace, console: Console) -> int:
     return score_main(args.rest)
 
 
+def cmd_play(args: argparse.Namespace, console: Console) -> int:
+    from eval.play import main as play_main
+
+    return play_main(args.rest)
+
+
 def cmd_agreement(args: argparse.Namespace, console: Console) -> int:
     from eval.agreement import main as agreement_main
 
@@ -193,6 +199,11 @@ def parser() -> argparse.ArgumentParser:
                        add_help=False)
     s.add_argument("rest", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_score)
+
+    pl = sub.add_parser("play", help="sit in the tutor's seat at the terminal against a simulated student",
+                        add_help=False)
+    pl.add_argument("rest", nargs=argparse.REMAINDER)
+    pl.set_defaults(func=cmd_play)
 
     a = sub.add_parser("agreement", help="annotator accuracy and Cohen's kappa per field against the gold set",
                        add_help=False)
