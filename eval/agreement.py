@@ -315,7 +315,8 @@ ANNOTATORS: dict[str, Callable[[Sequence[dict]], dict[Key, dict]]] = {
 def agreement(annotator_name: str = "rule", path: str | Path = GOLD_PATH) -> dict:
     """Accuracy and Cohen's κ per field of one annotator against the gold set at ``path``.
 
-    ``annotator_name`` is ``rule``, ``majority`` or a path to a JSONL predictions file. A field is scored on the
+    ``annotator_name`` is ``rule``, ``majority``, ``llm:<backend spec>`` (the LLM annotator of
+    :mod:`agents.annotate_llm` over that backend) or a path to a JSONL predictions file. A field is scored on the
     turns it applies to (tutor fields on tutor turns, ...); a turn the annotator did not label counts as a
     disagreement. Returns ``{"annotator", "gold", "turns": {"tutor", "student"}, "fields": {field: {"n",
     "accuracy", "kappa", "p_o", "p_e", "note", "confusions"}}}``; ``kappa`` is ``None`` (with a ``note``) when
@@ -328,11 +329,16 @@ def agreement(annotator_name: str = "rule", path: str | Path = GOLD_PATH) -> dic
     records = load_gold(path)
     if annotator_name in ANNOTATORS:
         predictions = ANNOTATORS[annotator_name](records)
+    elif annotator_name.startswith("llm:"):  # llm:<backend spec>, e.g. llm:openai:gpt-4o-mini
+        from agents.annotate_llm import predictions_for_gold
+
+        preds = predictions_for_gold(records, annotator_name.removeprefix("llm:"))
+        predictions = {(p["dialogue_id"], p["turn_index"]): p for p in preds}
     elif Path(annotator_name).suffix == ".jsonl":
         predictions = file_annotations(annotator_name)
     else:
-        raise ConfigError(f"unknown annotator {annotator_name!r}; use one of {sorted(ANNOTATORS)} or a path to a "
-                          ".jsonl file of predictions")
+        raise ConfigError(f"unknown annotator {annotator_name!r}; use one of {sorted(ANNOTATORS)}, "
+                          "'llm:<backend>' (e.g. llm:openai:gpt-4o-mini) or a path to a .jsonl file of predictions")
     fields: dict[str, dict] = {}
     for field, (speakers, _allowed) in FIELDS.items():
         scored = [r for r in records if r["speaker"] in speakers]
