@@ -1,29 +1,37 @@
 # The README's two commands: `make demo` (default benchmark) and `make test`. Each installs what it needs.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt
+CORE := $(VENV)/.installed-core
+FULL := $(VENV)/.installed-full
 
 .PHONY: install demo test test-slow lint bench
 
-$(STAMP): pyproject.toml constraints.txt
+$(CORE): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[dev]"
-	touch $(STAMP)
+	$(PIP) -e ".[dev]"
+	touch $(CORE)
 
-install: $(STAMP)
+# Model backends for the tests: torch is pinned to the CPU build on the machine (constraints.txt).
+$(FULL): $(CORE)
+	$(PIP) -e ".[dev,hf,openai]"
+	touch $(FULL)
 
-demo: install
+install: $(FULL)
+
+demo: $(CORE)
 	$(VENV)/bin/tutorzoo eval --suite default --out runs/default
 
-test: install
+test: $(FULL)
 	$(PY) -m pytest
 
-test-slow: install
+test-slow: $(FULL)
 	$(PY) -m pytest -m slow
 
-lint: install
+lint: $(CORE)
 	$(VENV)/bin/ruff check .
 
-bench: install
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[bench]"
+bench: $(FULL)
+	$(PIP) -e ".[bench]"
 	$(PY) benchmarks/env_speed.py
+	$(PY) benchmarks/rollout_speed.py

@@ -44,9 +44,13 @@ def _tutor_kwargs(args: argparse.Namespace) -> dict:
     return kwargs
 
 
-def _run(specs, tutors: list[str], out: Path, console: Console, tutor_kwargs: dict | None = None) -> list[dict]:
+def _run(specs, tutors: list[str], out: Path, console: Console, tutor_kwargs: dict | None = None,
+         batch_size: int = 16) -> list[dict]:
+    """Every spec with every tutor; records appended to ``out/episodes.jsonl`` as they finish. A tutor with
+    ``act_batch`` (model tutors) plays ``batch_size`` episodes in lockstep, one model call per turn."""
     from agents.student import SimulatedStudent
     from agents.tutor.registry import make_tutor
+    from eval.batch import run_batched
     from eval.rollout import JsonlWriter, run_specs
 
     out.mkdir(parents=True, exist_ok=True)
@@ -60,8 +64,13 @@ def _run(specs, tutors: list[str], out: Path, console: Console, tutor_kwargs: di
             writer(record)
             progress.advance(bar)
 
-        records = list(run_specs(specs, tutors, lambda name: make_tutor(name, **(tutor_kwargs or {})),
-                                 SimulatedStudent, on_record=on_record))
+        for name in tutors:
+            tutor = make_tutor(name, **(tutor_kwargs or {}))
+            if hasattr(tutor, "act_batch"):
+                records += run_batched(specs, tutor, SimulatedStudent, batch_size=batch_size, on_record=on_record,
+                                       tutor_name=name)
+            else:
+                records += run_specs(specs, [name], lambda _name, t=tutor: t, SimulatedStudent, on_record=on_record)
     return records
 
 
@@ -78,7 +87,7 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> int:
     console.print(f"Suite [bold]{suite.name}[/bold] v{suite.version} ({args.split}): {len(specs)} episodes x "
                   f"{len(tutors)} tutors -> {out}")
     start = time.perf_counter()
-    records = _run(specs, tutors, out, console, _tutor_kwargs(args))
+    records = _run(specs, tutors, out, console, _tutor_kwargs(args), args.batch_size)
     elapsed = time.perf_counter() - start
     board = build(records)
     title = f"TutorZoo leaderboard: suite {suite.name} v{suite.version} ({args.split})"
@@ -102,7 +111,7 @@ def cmd_rollout(args: argparse.Namespace, console: Console) -> int:
     specs = [EpisodeSpec(task_set=args.task_set, task_id=args.task_id, persona=args.persona, seed=args.seed + i,
                          protocol=protocol) for i in range(args.episodes)]
     out = Path(args.out)
-    records = _run(specs, [args.tutor], out, console, _tutor_kwargs(args))
+    records = _run(specs, [args.tutor], out, console, _tutor_kwargs(args), args.batch_size)
     gains = [r["learning_gain"] for r in records if r["learning_gain"] is not None]
     failed = sum(1 for r in records if r["failures"])
     mean = sum(gains) / len(gains) if gains else float("nan")
@@ -164,6 +173,7 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for --tutor openai:<model>")
     p.add_argument("--tutor-arg", action="append", metavar="KEY=VALUE",
                    help="backend option for model tutors (repeatable), e.g. adapter=./lora max_new_tokens=150")
+    p.add_argument("--batch-size", type=int, default=16, help="episodes in lockstep for model tutors (act_batch)")
 
 
 def parser() -> argparse.ArgumentParser:

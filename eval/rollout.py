@@ -70,7 +70,7 @@ def run_episode(
     return {
         "spec": spec.model_dump(),
         "tutor": tutor_name,
-        "student": f"simulated:{spec.persona}",
+        "student": getattr(student, "name", f"simulated:{spec.persona}"),
         **record,
         "failures": failures,
     }

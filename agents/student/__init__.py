@@ -21,12 +21,14 @@ from agents.student.model import (
     respond,
     snapshot,
 )
+from agents.student.llm import LLMStudent
 from agents.student.personas import Persona, PersonaDistribution, get_persona, load_distribution, load_personas
 from agents.student.policy import SimulatedStudent
 from agents.student.verbaliser import TemplateVerbaliser
 
 __all__ = [
     "Answer",
+    "LLMStudent",
     "Persona",
     "PersonaDistribution",
     "Plan",

@@ -16,6 +16,8 @@ Example::
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import string
 from pathlib import Path
 
@@ -51,15 +53,20 @@ def _strings(value: object, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+@lru_cache(maxsize=16)  # every SimulatedStudent builds a verbaliser: parse each templates file once
+def _read_templates(path: str) -> object:
+    try:
+        return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read templates ({exc}); fix the file or pass another path") from None
+
+
 class TemplateVerbaliser:
     """Writes student turns from templates (``templates.yaml`` or ``path``), deterministically in the rng."""
 
     def __init__(self, path: str | Path | None = None) -> None:
         path = Path(path or TEMPLATES)
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"{path}: cannot read templates ({exc}); fix the file or pass another path") from None
+        data = _read_templates(str(path))
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: templates must be a mapping with tone/kinds/answers/...")
         for key in ("tone", "kinds", "answers", "elaborations", "questions", "distractions"):

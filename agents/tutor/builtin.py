@@ -81,12 +81,8 @@ class SocraticTutor(ActTutor):
             self._transferred = True
             kc = next((k for k in task.knowledge_components if k.links), task.knowledge_components[0])
             return self._transfer(kc, task)
-        if not self._plan:  # time left: deepen the components practised least, a level up
-            order = sorted(task.knowledge_components, key=lambda k: (self._successes.get(k.id, 0), k.id))
-            self._plan = [k.id for k in order]
-            for k in order:
-                self._level[k.id] = max(1, self._level[k.id])
-                self._successes[k.id] = 0
+        if not self._plan:
+            self._deepen(task)
 
         kc = task.kc(self._plan[0])
         level = self._level[kc.id]
@@ -126,11 +122,19 @@ class SocraticTutor(ActTutor):
                 self._transferred = True
                 return self._transfer(kc, task)
             if not self._plan:
-                return self._decide(observation, info, task)
+                self._deepen(task)
             return self._open_component(task.kc(self._plan[0]), task, info)
         self._level[kc.id] = level + 1
         strategy = "scenario_question" if level + 1 == 2 and kc.contexts else "break_down"
         return _act("guide_reasoning", strategy, _LEVELS[level + 1], kc, task), None
+
+    def _deepen(self, task: Task) -> None:
+        """Time left after every component: go round again, least practised first, a level up."""
+        order = sorted(task.knowledge_components, key=lambda k: (self._successes.get(k.id, 0), k.id))
+        self._plan = [k.id for k in order]
+        for k in order:
+            self._level[k.id] = max(1, self._level[k.id])
+            self._successes[k.id] = 0
 
     def _transfer(self, kc: KnowledgeComponent, task: Task) -> tuple[TutorAct, str | None]:
         if kc.links:

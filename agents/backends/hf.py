@@ -1,0 +1,294 @@
+"""A local Hugging Face causal LM as a :class:`~agents.backends.base.ChatBackend` (batched, reproducible).
+
+Any causal LM directory or hub id that ``transformers`` loads and whose tokenizer has a chat template works;
+an optional PEFT adapter (LoRA) is loaded on top and merged for speed. Conversations are rendered with the
+tokenizer's chat template (``add_generation_prompt=True``) and generated in batches of ``batch_size`` with
+left padding.
+
+- **Device and dtype**: ``cuda`` with ``bfloat16`` (``float16`` on GPUs without bf16) when a GPU is present,
+  else ``cpu`` with ``float32``; ``device``/``dtype`` override (``"mps"``, ``"float16"``, ``"auto"`` = the
+  checkpoint's dtype). ``threads`` sets torch's CPU threads (process-wide): one thread is fastest for a tiny
+  model, or whenever other processes share the cores.
+- **Sampling**: per call from :class:`GenerationConfig`: greedy when ``temperature == 0``, else temperature and
+  top-p sampling (top-k off, so the call's settings are the whole story, as with an API); ``max_new_tokens``
+  caps the reply; ``stop`` strings end it (the stop string is cut from the text).
+- **Reproducible**: with ``config.seed`` set, each chunk of ``batch_size`` conversations is generated under a
+  torch generator seeded from ``(seed, chunk index)``; the caller's torch random state is left untouched.
+  The same conversations, config and batch size give the same replies.
+- **Long prompts** are truncated from the left, keeping the system message: the oldest other messages are
+  dropped whole until the prompt fits in ``context_length - max_new_tokens`` tokens; if the last message
+  alone is still too long, its oldest tokens are cut. ``meta`` reports ``truncated_messages`` and
+  ``truncated_tokens``. ``context_length`` is the model's ``max_position_embeddings`` unless ``max_context``
+  sets it.
+- **Failures are per conversation**: a malformed conversation, a prompt that cannot fit, or an error while
+  generating (a chunk that fails is retried one conversation at a time) give that conversation a result
+  with ``text=None`` and ``error``; the others are unaffected. A tokenizer without a pad token pads with EOS.
+
+Example::
+
+    backend = HFBackend("models/tiny", batch_size=16)          # or make_backend("hf:models/tiny")
+    [r] = backend.generate([[{"role": "user", "content": "Hi"}]], GenerationConfig(max_new_tokens=20, seed=0))
+    r.text, r.prompt_tokens, r.completion_tokens
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.backends.base import GenerationConfig, GenerationResult
+from envs.errors import ConfigError
+
+DTYPES: dict[str, torch.dtype] = {
+    "float32": torch.float32, "fp32": torch.float32,
+    "bfloat16": torch.bfloat16, "bf16": torch.bfloat16,
+    "float16": torch.float16, "fp16": torch.float16,
+}
+ROLES = ("system", "user", "assistant")
+_CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
+_DEFAULT_CONTEXT = 2048
+
+
+def _pick_device(device: str | None) -> torch.device:
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        return torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise ConfigError(
+            f"device {device!r} is not a torch device ({exc}); use 'cpu', 'cuda', 'cuda:1' or 'mps'"
+        ) from None
+
+
+def _pick_dtype(dtype: str | None, device: torch.device) -> torch.dtype | str:
+    if dtype is None:
+        if device.type == "cuda":
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.float32
+    if dtype == "auto":
+        return "auto"
+    if dtype not in DTYPES:
+        raise ConfigError(f"dtype {dtype!r} is not supported; use one of {sorted(DTYPES)} or 'auto'")
+    return DTYPES[dtype]
+
+
+def _context_length(model: Any, tokenizer: Any) -> int:
+    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    for key in _CONTEXT_KEYS:
+        value = getattr(config, key, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    limit = getattr(tokenizer, "model_max_length", None)
+    # tokenizers without a limit report a huge sentinel (int(1e30)); fall back to a common window then
+    return limit if isinstance(limit, int) and 0 < limit < 1_000_000 else _DEFAULT_CONTEXT
+
+
+def _check_conversation(conversation: Any) -> None:
+    if not isinstance(conversation, list) or not conversation:
+        raise ValueError(f"a conversation must be a non-empty list of messages, got {type(conversation).__name__}")
+    for j, msg in enumerate(conversation):
+        if not isinstance(msg, dict) or not isinstance(msg.get("content"), str) or msg.get("role") not in ROLES:
+            raise ValueError(f"message {j} must be {{'role': one of {ROLES}, 'content': str}}, got {msg!r:.120}")
+        if msg["role"] == "system" and j > 0:
+            raise ValueError(f"message {j} is a system message; only the first message may be one")
+
+
+@contextlib.contextmanager
+def _seeded(seed: int | None, device: torch.device) -> Iterator[None]:
+    """Seed torch's generators for one generate call, restoring the caller's random state afterwards."""
+    if seed is None:
+        yield
+        return
+    devices = [device.index or 0] if device.type == "cuda" else []
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(seed)
+        yield
+
+
+class HFBackend:
+    """A causal LM through ``transformers``; see the module docstring for device, sampling and truncation."""
+
+    def __init__(
+        self,
+        path_or_id: str,
+        adapter: str | None = None,
+        device: str | None = None,
+        dtype: str | None = None,
+        batch_size: int = 16,
+        max_context: int | None = None,
+        threads: int | None = None,
+    ) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        if batch_size < 1:
+            raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+        if max_context is not None and max_context < 2:
+            raise ConfigError(f"max_context must be >= 2 tokens, got {max_context}")
+        if threads is not None:
+            if threads < 1:
+                raise ConfigError(f"threads must be >= 1, got {threads}")
+            torch.set_num_threads(threads)
+        self.device = _pick_device(device)
+        self.dtype = _pick_dtype(dtype, self.device)
+        self.batch_size = batch_size
+        where = f"HF model {path_or_id!r}"
+        fix = ("give a local model directory (build the tiny one with `python -m train.tiny_model --out "
+               "models/tiny`) or a hub id that is in the local cache (HF_HUB_OFFLINE=1 forbids downloads)")
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(path_or_id)
+            model = AutoModelForCausalLM.from_pretrained(path_or_id, dtype=self.dtype)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot load {where}: {exc}; {fix}") from None
+        if not getattr(self.tokenizer, "chat_template", None):
+            raise ConfigError(f"{where}: its tokenizer has no chat template; use a chat/instruct model or add a "
+                              "chat_template to its tokenizer_config.json")
+        self.tokenizer.padding_side = "left"  # decoder-only: new tokens must follow every prompt directly
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        if adapter is not None:
+            from peft import PeftModel
+
+            if not Path(adapter, "adapter_config.json").is_file() and Path(adapter).exists():
+                raise ConfigError(f"adapter {adapter!r} has no adapter_config.json; give a PEFT save_pretrained dir")
+            try:
+                model = PeftModel.from_pretrained(model, adapter).merge_and_unload()
+            except (OSError, ValueError) as exc:
+                raise ConfigError(f"cannot load adapter {adapter!r} onto {where}: {exc}") from None
+        self.model = model.to(self.device).eval()
+        self.context_length = max_context or _context_length(self.model, self.tokenizer)
+        eos = self.model.generation_config.eos_token_id
+        self.eos_ids: tuple[int, ...] = tuple(
+            eos if isinstance(eos, list) else [eos if eos is not None else self.tokenizer.eos_token_id]
+        )
+        self.name = f"hf:{path_or_id}" + (f"+{adapter}" if adapter else "")
+
+    # -- prompts ------------------------------------------------------------------------------------------
+    def _render(self, conversation: list[dict], generation_prompt: bool = True) -> list[int]:
+        text = self.tokenizer.apply_chat_template(conversation, add_generation_prompt=generation_prompt, tokenize=False)
+        # the chat template writes BOS itself; letting the tokenizer add one again would double it
+        # verbose=False: an over-long prompt is expected here (encode truncates it), not worth a warning
+        return list(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+
+    def encode(self, conversation: list[dict], max_new_tokens: int) -> tuple[list[int], dict]:
+        """The prompt's token ids, truncated to leave ``max_new_tokens`` of context, and what was cut.
+
+        Raises ``ValueError`` for a malformed conversation or one whose system message alone does not fit.
+        """
+        _check_conversation(conversation)
+        budget = self.context_length - max_new_tokens
+        if budget < 1:
+            raise ValueError(f"max_new_tokens={max_new_tokens} leaves no room for a prompt in the model's "
+                             f"{self.context_length}-token context; lower max_new_tokens")
+        ids = self._render(conversation)
+        if len(ids) <= budget:
+            return ids, {}
+        head = conversation[:1] if conversation[0]["role"] == "system" else []
+        rest = conversation[len(head):]
+        dropped = 0
+        while len(rest) > 1 and len(ids) > budget:
+            rest, dropped = rest[1:], dropped + 1
+            with contextlib.suppress(Exception):  # some templates refuse a history that opens with the assistant
+                ids = self._render(head + rest)
+        cut = 0
+        if len(ids) > budget:
+            full = self._render(head + rest)
+            keep = 0
+            if head:
+                prefix = self._render(head, generation_prompt=False)
+                while keep < min(len(prefix), len(full)) and prefix[keep] == full[keep]:
+                    keep += 1
+            if keep >= budget:
+                raise ValueError(f"the system message alone takes {keep} tokens, more than the {budget} the "
+                                 f"{self.context_length}-token context leaves with max_new_tokens={max_new_tokens}")
+            cut = len(full) - budget
+            ids = full[:keep] + full[keep + cut:]
+        return ids, {"truncated_messages": dropped, "truncated_tokens": cut}
+
+    # -- generation ---------------------------------------------------------------------------------------
+    def generation_kwargs(self, config: GenerationConfig) -> dict[str, Any]:
+        """The ``model.generate`` keyword arguments for ``config`` (besides the inputs)."""
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": config.max_new_tokens,
+            "pad_token_id": self.tokenizer.pad_token_id,
+            "eos_token_id": list(self.eos_ids),
+        }
+        if config.temperature > 0:
+            kwargs.update(do_sample=True, temperature=config.temperature, top_p=config.top_p, top_k=0)
+        else:  # greedy; None clears sampling defaults a checkpoint's generation_config may carry
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        if config.stop:
+            kwargs.update(stop_strings=list(config.stop), tokenizer=self.tokenizer)
+        return kwargs
+
+    def _generate_chunk(self, prompts: list[list[int]], config: GenerationConfig, seed: int | None) -> list[dict]:
+        pad = self.tokenizer.pad_token_id
+        width = max(len(p) for p in prompts)
+        input_ids = torch.full((len(prompts), width), pad, dtype=torch.long)
+        attention = torch.zeros((len(prompts), width), dtype=torch.long)
+        for row, prompt in enumerate(prompts):
+            input_ids[row, width - len(prompt):] = torch.tensor(prompt, dtype=torch.long)
+            attention[row, width - len(prompt):] = 1
+        with torch.inference_mode(), _seeded(seed, self.device):
+            out = self.model.generate(input_ids=input_ids.to(self.device), attention_mask=attention.to(self.device),
+                                      **self.generation_kwargs(config))
+        replies = []
+        for row in out[:, width:].tolist():
+            end = next((k for k, t in enumerate(row) if t in self.eos_ids), None)
+            tokens = row if end is None else row[:end]
+            if end is None and pad not in self.eos_ids:
+                while tokens and tokens[-1] == pad:  # a row stopped by a stop string is padded after it
+                    tokens = tokens[:-1]
+            text = self.tokenizer.decode(tokens, skip_special_tokens=True)
+            stops = [text.find(s) for s in config.stop if s and s in text]
+            finish = "stop" if end is not None or stops else "length"
+            if stops:
+                text = text[: min(stops)]
+            replies.append({"text": text.strip(), "tokens": len(tokens) + (end is not None), "finish": finish})
+        return replies
+
+    def generate(self, conversations: list[list[dict]], config: GenerationConfig) -> list[GenerationResult]:
+        """One result per conversation, in order; a failure is that conversation's ``error``, never a raise."""
+        if not isinstance(conversations, list):
+            raise TypeError(f"conversations must be a list of conversations, got {type(conversations).__name__}")
+        results: list[GenerationResult | None] = [None] * len(conversations)
+        prompts: dict[int, tuple[list[int], dict]] = {}
+        for i, conversation in enumerate(conversations):
+            try:
+                prompts[i] = self.encode(conversation, config.max_new_tokens)
+            except Exception as exc:  # a bad conversation fails alone
+                results[i] = GenerationResult(text=None, error=f"conversation {i}: {type(exc).__name__}: {exc}")
+        todo = sorted(prompts)
+        for chunk_index, start in enumerate(range(0, len(todo), self.batch_size)):
+            chunk = todo[start:start + self.batch_size]
+            seed = None
+            if config.seed is not None:
+                seed = int(np.random.SeedSequence([config.seed, chunk_index]).generate_state(1)[0])
+            for i, reply in self._run_chunk(chunk, [prompts[i][0] for i in chunk], config, seed).items():
+                ids, meta = prompts[i]
+                if isinstance(reply, str):
+                    results[i] = GenerationResult(text=None, error=reply, prompt_tokens=len(ids), meta=dict(meta))
+                else:
+                    results[i] = GenerationResult(
+                        text=reply["text"], prompt_tokens=len(ids), completion_tokens=reply["tokens"],
+                        meta={**meta, "finish_reason": reply["finish"]},
+                    )
+        assert all(r is not None for r in results)
+        return results  # type: ignore[return-value]
+
+    def _run_chunk(self, chunk: list[int], prompts: list[list[int]], config: GenerationConfig,
+                   seed: int | None) -> dict[int, dict | str]:
+        """Replies by conversation index; when the batch fails, each conversation is retried alone."""
+        try:
+            return dict(zip(chunk, self._generate_chunk(prompts, config, seed), strict=True))
+        except Exception as exc:  # e.g. out of memory on one long prompt: isolate it
+            if len(chunk) == 1:
+                return {chunk[0]: f"generation failed: {type(exc).__name__}: {exc}"}
+        out: dict[int, dict | str] = {}
+        for i, prompt in zip(chunk, prompts, strict=True):
+            out.update(self._run_chunk([i], [prompt], config, seed))
+        return out

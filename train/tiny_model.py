@@ -1,0 +1,151 @@
+"""The tiny offline causal LM: a tokenizer trained on TutorZoo's own text and a randomly initialised Llama.
+
+Nothing is downloaded: the byte-level BPE tokenizer is trained with ``tokenizers`` on text the environment
+generates (the Socratic tutor talking with simulated students over math, stem and mcq episodes: every
+utterance, every test item with its options, every task statement and solution, the tutor's system
+prompt), and the model is a 2-layer ``LlamaConfig`` (about 200k parameters) initialised from ``seed``. It
+generates nonsense, quickly — which is what tests, smoke runs and speed benchmarks of the HF backend need.
+The directory loads like any Hugging Face model: ``AutoTokenizer`` / ``AutoModelForCausalLM.from_pretrained``.
+
+Example::
+
+    from train.tiny_model import build_tiny_model
+    path = build_tiny_model("models/tiny", seed=0)        # or: python -m train.tiny_model --out models/tiny
+    backend = make_backend(f"hf:{path}")
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerFast
+
+BOS, EOS, PAD = "<s>", "</s>", "<pad>"
+ROLE_TOKENS = ("<|system|>", "<|user|>", "<|assistant|>")
+# A role header, the content, then EOS: generation stops at EOS, so a reply is one assistant message.
+CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}<|{{ message['role'] }}|>\n{{ message['content'] }}{{ eos_token }}\n"
+    "{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+CORPUS_TASK_SETS = ("math", "stem", "mcq")
+CORPUS_PERSONAS = (
+    "all_round_partly_wrong", "weak_knowledge_asks_for_hint", "low_motivation_correct_and_extends",
+    "anxious", "chatty", "confused_problem_type",
+)
+CONTEXT_LENGTH = 1024
+
+
+def corpus_texts(n_episodes: int = 36, seed: int = 0) -> list[str]:
+    """Text of ``n_episodes`` Socratic-tutor episodes (cycling task sets and personas), in a fixed order.
+
+    Example::
+
+        texts = corpus_texts(6)
+        assert any("The answer is" in t for t in texts)
+    """
+    from agents.student import SimulatedStudent
+    from agents.tutor import make_tutor
+    from envs import tutoring_v0
+    from envs.config import EpisodeSpec
+    from eval.rollout import run_episode
+
+    texts: list[str] = []
+    for i in range(n_episodes):
+        spec = EpisodeSpec(task_set=CORPUS_TASK_SETS[i % len(CORPUS_TASK_SETS)],
+                           persona=CORPUS_PERSONAS[i % len(CORPUS_PERSONAS)], seed=seed * 100_003 + i,
+                           protocol={"max_turns": 6})
+        # run_episode records a tutor failure instead of raising: the text said up to it is still corpus
+        record = run_episode(spec, make_tutor("socratic"), SimulatedStudent(spec.persona))
+        env = tutoring_v0.env(**spec.env_kwargs())
+        env.reset(seed=spec.seed)  # the same seed builds the same task the episode was about
+        task = env.unwrapped.task
+        if i == 0:
+            texts.append(env.unwrapped.infos["tutor"]["messages"][0]["content"])  # the tutor's system prompt
+        texts += [task.statement, task.summary, *task.solution]
+        texts += [item.render() for item in task.pretest + task.posttest]
+        texts += [turn["utterance"] for turn in record["transcript"]]
+        texts += [r["response"] for r in record["pretest"] + record["posttest"]]
+        env.close()
+    return [t for t in texts if t]
+
+
+def train_tokenizer(texts: list[str], vocab_size: int = 2000) -> PreTrainedTokenizerFast:
+    """A byte-level BPE tokenizer over ``texts`` with BOS/EOS/PAD (PAD distinct from EOS) and a chat template."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    special = [PAD, BOS, EOS, *ROLE_TOKENS]
+    tok = Tokenizer(models.BPE(unk_token=None))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=special,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),  # every byte encodable: no unknown tokens
+        show_progress=False,
+    )
+    tok.train_from_iterator(texts, trainer=trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token=BOS, eos_token=EOS, pad_token=PAD,
+        additional_special_tokens=list(ROLE_TOKENS), model_max_length=CONTEXT_LENGTH, padding_side="left",
+    )
+    fast.chat_template = CHAT_TEMPLATE
+    return fast
+
+
+def build_tiny_model(out_dir: str | Path, seed: int = 0, vocab_size: int = 2000, corpus_episodes: int = 36) -> Path:
+    """Train the tokenizer, initialise the model from ``seed``, save both to ``out_dir``; returns the path.
+
+    Deterministic: the same arguments give the same files, byte for byte. ``corpus_episodes`` rollouts feed
+    the tokenizer (fewer build faster, for tests).
+    """
+    import torch
+    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+
+    if vocab_size < 300:
+        raise ValueError(f"vocab_size must be >= 300 (256 bytes + special tokens + merges), got {vocab_size}")
+    out = Path(out_dir)
+    tokenizer = train_tokenizer(corpus_texts(corpus_episodes, seed=seed), vocab_size=vocab_size)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=CONTEXT_LENGTH,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=False,
+    )
+    # fork_rng: the init draws from torch's global generator; the caller's random state is left as it was
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = LlamaForCausalLM(config)
+    model.generation_config = GenerationConfig(
+        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Build the tiny offline model (tokenizer + random Llama).")
+    parser.add_argument("--out", required=True, help="directory to write the model into")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--vocab-size", type=int, default=2000)
+    args = parser.parse_args(argv)
+    path = build_tiny_model(args.out, seed=args.seed, vocab_size=args.vocab_size)
+    print(f"tiny model written to {path}")
+
+
+if __name__ == "__main__":
+    main()
