@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from chat_server import ChatServer, Reply
+
 from eval.cli import main
 
 TASK_SETS = ("math", "stem", "mcq")
@@ -25,7 +25,8 @@ def test_openai_tutor_runs_on_every_task_set(task_set, tmp_path, monkeypatch):
     records = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
     assert len(records) == 3
     assert all(r["tutor"] == "openai:test-model" and not r["failures"] for r in records)
-    assert all(t["utterance"].startswith("Imagine") for r in records for t in r["transcript"] if t["speaker"] == "tutor")
+    tutor_turns = [t for r in records for t in r["transcript"] if t["speaker"] == "tutor"]
+    assert tutor_turns and all(t["utterance"].startswith("Imagine") for t in tutor_turns)
 
 
 def test_failing_endpoint_keeps_finished_episodes(tmp_path, monkeypatch):
@@ -45,3 +46,13 @@ def test_failing_endpoint_keeps_finished_episodes(tmp_path, monkeypatch):
     assert finished and failed
     assert all(r["ended_by"] == "failure" and "401" in r["failures"][0]["error"] for r in failed)
     assert all(r["posttest"] for r in finished)
+
+
+@pytest.mark.parametrize("task_set", TASK_SETS)
+def test_hf_tutor_runs_on_every_task_set(task_set, tmp_path, tiny_model_dir):
+    code = main(["rollout", "--tutor", f"hf:{tiny_model_dir}", "--task-set", task_set, "--episodes", "2",
+                 "--max-turns", "2", "--tutor-arg", "max_new_tokens=12", "--out", str(tmp_path)])
+    assert code == 0
+    records = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
+    assert len(records) == 2 and not any(r["failures"] for r in records)
+    assert all(r["n_tutor_turns"] >= 1 and r["posttest"] for r in records)

@@ -16,9 +16,8 @@ Example::
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import string
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
