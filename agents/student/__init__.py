@@ -9,6 +9,7 @@ Example::
 
 from __future__ import annotations
 
+from agents.student.llm import LLMStudent
 from agents.student.model import (
     Answer,
     Plan,
@@ -21,7 +22,6 @@ from agents.student.model import (
     respond,
     snapshot,
 )
-from agents.student.llm import LLMStudent
 from agents.student.personas import Persona, PersonaDistribution, get_persona, load_distribution, load_personas
 from agents.student.policy import SimulatedStudent
 from agents.student.verbaliser import TemplateVerbaliser
