@@ -454,7 +454,7 @@ class TutoringEnv(AECEnv):
             "learning_gain_same": (post_same - pre) if (post_same is not None and pre is not None) else None,
         }
         if not truncated:
-            self._credit(self.reward_model.episode({**self.episode_record(), **self.outcome}))
+            self._credit(self.reward_model.episode({**self.episode_record(copy=False), **self.outcome}))
             self.rewards["student"] = float(gain)
         self.outcome["reward_components"] = dict(self._components)
         self.outcome["reward"] = self._credited
@@ -465,8 +465,11 @@ class TutoringEnv(AECEnv):
                 self.terminations[a] = True
         self.phase = "done"
 
-    def episode_record(self) -> dict:
-        """The episode as one JSON-able object (the ``episodes.jsonl`` record of DESIGN.md)."""
+    def episode_record(self, copy: bool = True) -> dict:
+        """The episode as one JSON-able object (the ``episodes.jsonl`` record of DESIGN.md).
+
+        ``copy=False`` shares the env's own lists (for a reward model that only reads them, at episode end).
+        """
         assert self.task is not None, "reset() the env before asking for its record"
         outcome = {
             "pretest_score": _score(self.pretest_results),
@@ -481,9 +484,9 @@ class TutoringEnv(AECEnv):
         return {
             "task": {"id": self.task.id, "title": self.task.title, "disciplines": list(self.task.disciplines)},
             "config": self.config.model_dump(exclude={"render_mode"}),
-            "transcript": [dict(t) for t in self.transcript],
-            "pretest": [dict(r) for r in self.pretest_results],
-            "posttest": [dict(r) for r in self.posttest_results],
+            "transcript": [dict(t) for t in self.transcript] if copy else self.transcript,
+            "pretest": [dict(r) for r in self.pretest_results] if copy else self.pretest_results,
+            "posttest": [dict(r) for r in self.posttest_results] if copy else self.posttest_results,
             **outcome,
             "n_tutor_turns": self.tutor_turns,
             "ended_by": self.ended_by or "unfinished",
