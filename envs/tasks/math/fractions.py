@@ -208,7 +208,8 @@ def _add_follow_ups(p: Params, rng: np.random.Generator) -> tuple[Problem, Probl
     )
 
 
-def _fields_add(p: Params) -> dict[str, str]:
+def _fields_two_fractions(p: Params) -> dict[str, str]:
+    """The two fractions of an add/compare task and their forms over the common denominator."""
     a, b, c, d = p["a"], p["b"], p["c"], p["d"]
     den = lcm(b, d)
     return {
@@ -243,7 +244,7 @@ FRACTION_ADDITION = Family(
         "Find a common denominator for two fractions.",
         "Add fractions with unlike denominators and simplify the result.",
     ),
-    extra_fields=_fields_add,
+    extra_fields=_fields_two_fractions,
 )
 
 
@@ -350,20 +351,6 @@ def _compare_follow_ups(p: Params, rng: np.random.Generator) -> tuple[Problem, P
     )
 
 
-def _fields_compare(p: Params) -> dict[str, str]:
-    a, b, c, d = p["a"], p["b"], p["c"], p["d"]
-    den = lcm(b, d)
-    return {
-        "frac1": _f(a, b),
-        "frac2": _f(c, d),
-        "den1": str(b),
-        "den2": str(d),
-        "common_den": str(den),
-        "frac1_scaled": _f(a * den // b, den),
-        "frac2_scaled": _f(c * den // d, den),
-    }
-
-
 FRACTION_COMPARISON = Family(
     id="fraction_comparison",
     domain="fractions",
@@ -384,7 +371,7 @@ FRACTION_COMPARISON = Family(
         "Explain why a larger denominator means smaller pieces.",
         "Compare two fractions by renaming them with a common denominator.",
     ),
-    extra_fields=_fields_compare,
+    extra_fields=_fields_two_fractions,
 )
 
 FAMILIES: tuple[Family, ...] = (FRACTION_COMPARISON, FRACTION_ADDITION)
