@@ -315,3 +315,61 @@ def test_build_is_cached_and_seed_independent(tmp_path: Path, good_lesson: dict)
     assert first is second
     assert first.model_dump() == load_lesson(DEFAULT_LESSONS_DIR / "01_water_rocket.yaml").model_dump()
     assert task_set.file_of("water_rocket") == path
+
+
+# The library, file by file: a lesson deleted, renamed or added without updating this list fails.
+LESSON_FILES = (
+    "01_water_rocket",
+    "02_solar_oven",
+    "03_floating_icebergs",
+    "04_rusting_bridges",
+    "05_acid_rain_monuments",
+    "06_terrace_erosion",
+    "07_pendulum_clocks",
+    "08_seasons_tilt",
+    "09_body_levers",
+    "10_model_house_circuits",
+    "11_greenhouse_photosynthesis",
+    "12_instrument_sound",
+    "13_colour_mixing",
+    "14_volcano_tectonics",
+    "15_weather_water_cycle",
+    "16_bicycle_gears",
+    "17_pond_food_chain",
+    "18_house_insulation",
+    "19_bridge_shapes",
+    "20_map_scale",
+    "21_silk_road_trade",
+    "22_printing_press",
+    "23_bread_fermentation",
+    "24_sea_salt",
+    "25_wind_turbines",
+    "26_heart_pump",
+    "27_eye_lenses",
+    "28_fruit_battery",
+    "29_compass_navigation",
+    "30_river_delta",
+    "31_greenhouse_effect",
+    "32_pyramid_machines",
+    "33_plastic_recycling",
+    "34_desert_plants",
+    "35_earthquake_buildings",
+    "36_perspective_drawing",
+    "37_poetry_rhythm",
+    "38_vaccines_immunity",
+    "39_tides_moon",
+    "40_water_filtration",
+    "41_ship_buoyancy",
+    "42_paper_airplanes",
+    "43_coral_acidity",
+    "44_time_zones",
+    "45_thermal_expansion",
+    "46_natural_dyes",
+    "47_phone_sensors",
+    "48_climate_graphs",
+)
+
+
+def test_library_is_exactly_the_listed_lessons():
+    on_disk = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "configs" / "lessons").glob("*.yaml"))
+    assert on_disk == list(LESSON_FILES)
