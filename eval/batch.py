@@ -43,7 +43,7 @@ from agents.tutor.llm import PartialBatchError
 from envs import tutoring_v0
 from envs.config import EpisodeSpec
 from envs.reward_api import RewardModel
-from eval.rollout import derive_seed
+from eval.rollout import derive_seed, finish_record
 
 
 @dataclass
@@ -91,17 +91,7 @@ class _Episode:
         self.env.step(text)
 
     def record(self, tutor_name: str) -> dict:
-        record = self.env.unwrapped.episode_record()
-        if self.failures:
-            record["ended_by"] = "failure"
-        self.env.close()
-        return {
-            "spec": self.spec.model_dump(),
-            "tutor": tutor_name,
-            "student": getattr(self.student, "name", f"simulated:{self.spec.persona}"),
-            **record,
-            "failures": self.failures,
-        }
+        return finish_record(self.env, self.spec, tutor_name, self.student, self.failures)
 
 
 def _ask_batched(tutor: Any, episodes: list[_Episode]) -> None:

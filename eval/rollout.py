@@ -63,6 +63,11 @@ def run_episode(
             })
             break
         env.step(action)
+    return finish_record(env, spec, tutor_name, student, failures)
+
+
+def finish_record(env: Any, spec: EpisodeSpec, tutor_name: str, student: Any, failures: list[dict]) -> dict:
+    """The ``episodes.jsonl`` record of a played (or failed) episode; closes the env."""
     record = env.unwrapped.episode_record()
     if failures:
         record["ended_by"] = "failure"
