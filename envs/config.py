@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envs.errors import ConfigError
@@ -74,3 +76,17 @@ class EpisodeSpec(BaseModel):
         """A stable identity for resumable runs and cross-tutor comparisons."""
         proto = ",".join(f"{k}={self.protocol[k]}" for k in sorted(self.protocol))
         return f"{self.task_set}/{self.task_id}/{self.persona}/{self.seed}/{proto}"
+
+
+def read_yaml_mapping(path: str | Path, expected: str) -> dict:
+    """A YAML config file whose top level is a mapping (``expected`` says with what, for the error message)."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the file ({exc.strerror}); check the path") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc}); fix the syntax") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be {expected}, got {type(data).__name__}")
+    return data

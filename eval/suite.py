@@ -23,10 +23,9 @@ import hashlib
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from envs.config import EpisodeSpec, make_config
+from envs.config import EpisodeSpec, make_config, read_yaml_mapping
 from envs.errors import ConfigError
 from envs.tasks import get_task_set
 
@@ -129,12 +128,7 @@ def load_suite(name_or_path: str) -> Suite:
     if not path.exists():
         known = sorted(p.stem for p in SUITE_DIR.glob("*.yaml"))
         raise ConfigError(f"no suite {name_or_path!r}: {path} does not exist; known suites: {known}")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc}); fix the syntax") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: a suite file must be a mapping with name, version, tutors and blocks")
+    data = read_yaml_mapping(path, "a mapping with name, version, tutors and blocks")
     try:
         return Suite.model_validate(data)
     except ValidationError as exc:

@@ -35,9 +35,9 @@ from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from envs.config import read_yaml_mapping
 from envs.errors import ConfigError
 from rewards.terms import TERM_NAMES, TERM_PARAMS, Term, make_term
 
@@ -119,12 +119,7 @@ class Rubric:
         path = Path(path)
         if not path.is_file():
             raise ConfigError(f"{path}: no such reward config; see configs/rewards/ for examples")
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as e:
-            raise ConfigError(f"{path}: not valid YAML ({e})") from e
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path}: expected a mapping with name, lam, hard, terms; got {type(data).__name__}")
+        data = read_yaml_mapping(path, "a mapping with name, lam, hard and terms")
         try:
             config = RubricConfig(**data)
         except ValidationError as e:

@@ -249,7 +249,7 @@ def test_every_reward_config_loads(path: Path) -> None:
                  id="bad-param"),
     pytest.param("name: x\nlambda: 1\nterms: {learning_gain: 1}\n", "'lambda': unknown field", id="unknown-field"),
     pytest.param("name: x\n", "'terms': required field is missing", id="no-terms"),
-    pytest.param("- a\n", "expected a mapping", id="not-mapping"),
+    pytest.param("- a\n", "top level must be a mapping", id="not-mapping"),
 ])
 def test_yaml_errors_name_field_and_fix(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "bad.yaml"

@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from envs.config import read_yaml_mapping
 from envs.errors import ConfigError
 from envs.tasks.base import Bloom
 
@@ -127,13 +127,7 @@ def _validate(data: dict, where: str) -> Persona:
 
 
 def _read_yaml(path: Path) -> dict:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc}); fix the syntax") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: the top level must be a mapping with 'family' or 'distribution', got {data!r}")
-    return data
+    return read_yaml_mapping(path, "a mapping with 'family' or 'distribution'")
 
 
 def _mapping(value: Any, where: str) -> dict:
