@@ -66,8 +66,8 @@ def tutoring(mode: str, seconds: float, pool: list[str]) -> float:
     rng = np.random.default_rng(0)
     turns, start, episode = 0, time.perf_counter(), 0
     students = {p: SimulatedStudent(p) for p in PERSONAS}
+    env = tutoring_v0.env(action_mode=mode, max_turns=8)  # one env, reset per episode (as tictactoe above)
     while time.perf_counter() - start < seconds:
-        env = tutoring_v0.env(action_mode=mode, max_turns=8)
         env.reset(seed=episode)
         student = students[PERSONAS[episode % len(PERSONAS)]]
         student.reset(seed=derive_seed(episode, "student"))

@@ -104,6 +104,8 @@ class TutoringEnv(AECEnv):
         self._annotator = Annotator(task, keys, givens) if self.config.action_mode == "text" else None
         self._ctx = AnnotationContext(focus_kc=task.knowledge_components[0].id)
         self._kc_index = {kc.id: i for i, kc in enumerate(task.knowledge_components[: tzs.MAX_KCS])}
+        self.pretest_results = []
+        self._update_kc_accuracy()
 
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -120,6 +122,7 @@ class TutoringEnv(AECEnv):
         self.clipped_turns = {"tutor": 0, "student": 0}
         self.ended_by: str | None = None
         self._steps = 0
+        self._obs_cache: dict[str, tuple[int, str, np.ndarray]] = {}
         self._revealed = False
         self._last_student: dict | None = None
         self._last_tutor_act: TutorAct | None = None
@@ -153,12 +156,16 @@ class TutoringEnv(AECEnv):
         return items
 
     def observe(self, agent: str) -> dict:
-        if agent == "tutor":
-            text, features = self._tutor_text, self._tutor_features()
-        else:
-            text, features = self._student_text(), self._student_features()
-        text, _ = tzs.normalize_text(text, tzs.MAX_OBSERVATION_CHARS)
-        return {"text": text, "features": features}
+        # Observations change only when the env steps: compute each once per step, hand out copies.
+        cached = self._obs_cache.get(agent)
+        if cached is None or cached[0] != self._steps:
+            if agent == "tutor":
+                text, features = self._tutor_text, self._tutor_features()
+            else:
+                text, features = self._student_text(), self._student_features()
+            text, _ = tzs.normalize_text(text, tzs.MAX_OBSERVATION_CHARS)
+            cached = self._obs_cache[agent] = (self._steps, text, features)
+        return {"text": cached[1], "features": cached[2].copy()}
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
@@ -224,6 +231,7 @@ class TutoringEnv(AECEnv):
         }
         if kind == "pretest":
             self.pretest_results.append(result)
+            self._update_kc_accuracy()
             self._pretest_view.append({
                 "item_id": item.id,
                 "kcs": list(item.kcs),
@@ -503,17 +511,21 @@ class TutoringEnv(AECEnv):
         f[3] = min(1.0, self.tutor_turns / self.config.max_turns)
         if self.pretest_results:
             f[4] = sum(r["correct"] for r in self.pretest_results) / len(self.pretest_results)
-        kc_feat = f[5 : 5 + tzs.MAX_KCS]
-        kc_feat[:] = -1.0
-        for kc_id, i in self._kc_index.items():
-            results = [r["correct"] for r in self.pretest_results if kc_id in r["kcs"]]
-            kc_feat[i] = (sum(results) / len(results)) if results else 0.0
+        f[5 : 5 + tzs.MAX_KCS] = self._kc_accuracy
         base = 5 + tzs.MAX_KCS
         if self._last_student is not None:
             f[base + COGNITION_STATES.index(self._last_student["student_cognition_state"])] = 1.0
             f[base + len(COGNITION_STATES)] = float(self._last_student["states_answer"])
         f[base + len(COGNITION_STATES) + 1] = float(self._revealed)
         return f
+
+    def _update_kc_accuracy(self) -> None:
+        """Per-KC pre-test accuracy (-1 for an empty KC slot), recomputed when a pre-test answer comes in."""
+        acc = np.full(tzs.MAX_KCS, -1.0, dtype=np.float32)
+        for kc_id, i in self._kc_index.items():
+            results = [r["correct"] for r in self.pretest_results if kc_id in r["kcs"]]
+            acc[i] = (sum(results) / len(results)) if results else 0.0
+        self._kc_accuracy = acc
 
     def _student_features(self) -> np.ndarray:
         f = np.zeros(tzs.STUDENT_FEATURES, dtype=np.float32)

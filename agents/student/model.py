@@ -132,6 +132,7 @@ class StudentState:
     last_shown: str | None = None
     last_kc: str | None = None  # the component of the previous on-topic act (coherence)
     voiced: set[str] = field(default_factory=set)  # misconceptions the student has stated (tests or dialogue)
+    steps_cache: dict = field(default_factory=dict)  # the verbaliser's solution steps per KC (fixed per task)
     forgotten: bool = False
     turns: int = 0
 

@@ -60,6 +60,20 @@ def _read_templates(path: str) -> object:
         raise ConfigError(f"{path}: cannot read templates ({exc}); fix the file or pass another path") from None
 
 
+class _LazyFields(dict):
+    """Template fields; those in ``lazy`` are computed (once) when ``str.format_map`` asks for them."""
+
+    def __init__(self, lazy: dict, values: dict) -> None:
+        super().__init__(values)
+        self._lazy = lazy
+
+    def __missing__(self, key: str) -> str:
+        if key not in self._lazy:
+            raise KeyError(key)
+        value = self[key] = self._lazy[key]()
+        return value
+
+
 class TemplateVerbaliser:
     """Writes student turns from templates (``templates.yaml`` or ``path``), deterministically in the rng."""
 
@@ -81,12 +95,17 @@ class TemplateVerbaliser:
     # -- material from the task -------------------------------------------------------------------------
     @staticmethod
     def _kc_steps(state: StudentState, kc: str | None) -> list[str]:
+        cached = state.steps_cache.get(kc)
+        if cached is not None:
+            return cached
         task = state.task
         if kc is None or kc not in state.kcs:
-            return list(task.solution)
-        words = [w.lower() for w in state.kcs[kc].keywords]
-        steps = [s for s in task.solution if any(w in s.lower() for w in words)]
-        return steps or [state.kcs[kc].worked_example]
+            steps = list(task.solution)
+        else:
+            words = [w.lower() for w in state.kcs[kc].keywords]
+            steps = [s for s in task.solution if any(w in s.lower() for w in words)] or [state.kcs[kc].worked_example]
+        state.steps_cache[kc] = steps
+        return steps
 
     @staticmethod
     def _misconception_value(state: StudentState, mid: str, rng: np.random.Generator) -> str:
@@ -106,31 +125,32 @@ class TemplateVerbaliser:
                 state: StudentState, rng: np.random.Generator) -> dict[str, str]:
         kc = state.kcs.get(plan_kc) if plan_kc else None
         steps = self._kc_steps(state, plan_kc)
-        fields = {
+        m = state.misconceptions[mid] if mid is not None else None
+        # Fields that draw from the rng are computed only when the chosen template uses them (on the hot path).
+        lazy = {
+            "keyword": lambda: self._pick(kc.keywords, rng) if kc else state.task.title,
+            "step": lambda: self._pick(steps, rng),
+            "distraction": lambda: self._pick(self.distractions, rng),
+            "wrong_value": lambda: (self._misconception_value(state, mid, rng) if mid is not None
+                                    else nudge_answer(state.task.answer, rng)),
+            "link_word": lambda: self._link_word(kc, other, rng),
+        }
+        return _LazyFields(lazy, {
             "opening": state.task.opening_question,
             "kc": kc.name if kc else state.task.title,
-            "keyword": self._pick(kc.keywords, rng) if kc else state.task.title,
-            "step": self._pick(steps, rng),
             "steps": " ".join(steps[:2]),
             "answer": state.task.answer,
-            "distraction": self._pick(self.distractions, rng),
-            "belief": "",
-            "wrong_steps": "",
-            "wrong_value": nudge_answer(state.task.answer, rng),
+            "belief": m.belief if m else "",
+            "wrong_steps": (" ".join(m.wrong_steps) or m.belief) if m else "",
             "other": other or "",
-            "link_word": other or "",
-        }
-        if mid is not None:
-            m = state.misconceptions[mid]
-            fields["belief"] = m.belief
-            fields["wrong_steps"] = " ".join(m.wrong_steps) or m.belief
-            fields["wrong_value"] = self._misconception_value(state, mid, rng)
+        })
+
+    def _link_word(self, kc, other: str | None, rng: np.random.Generator) -> str:
         if kc is not None and other:
             for link in kc.links:
                 if link.discipline == other:
-                    fields["link_word"] = self._pick(link.keywords, rng) if link.keywords else other
-                    break
-        return fields
+                    return self._pick(link.keywords, rng) if link.keywords else other
+        return other or ""
 
     def _tone(self, state: StudentState) -> str:
         if state.anxiety > 0.55:

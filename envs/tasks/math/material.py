@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -77,10 +77,14 @@ def load_material(directory: str | None = None) -> Material:
     return Material(kcs=kcs, misconceptions=mis, source=source)
 
 
+@lru_cache(maxsize=4096)
+def _slots(template: str) -> frozenset[str]:
+    return frozenset(name for _, name, _, _ in string.Formatter().parse(template) if name)
+
+
 def fill(template: str, fields: dict[str, str], where: str) -> str:
     """``template`` with its ``{field}`` slots filled; a slot the family does not provide is named in the error."""
-    names = {name for _, name, _, _ in string.Formatter().parse(template) if name}
-    missing = sorted(names - set(fields))
+    missing = sorted(_slots(template) - fields.keys())
     if missing:
         raise DatasetError(f"{where}: template uses {missing}, which this family does not provide ({sorted(fields)})")
     return template.format_map(fields)
@@ -99,27 +103,26 @@ def make_kc(
         return fill(text, values, f"{where}.{part}")
 
     try:
-        return KnowledgeComponent(
+        # Built on every env reset: the nested models skip validation (the static material is checked once per
+        # process in _validated_once below and deeply by tests/test_math_curriculum.py); Task validates the links.
+        kc = KnowledgeComponent.model_construct(
             id=kc_id,
             name=r["name"],
             discipline="math",
             keywords=tuple(r["keywords"]),
             prerequisites=tuple(p for p in r.get("prerequisites", ()) if p in present),
             links=tuple(
-                KCLink(
-                    discipline=link["discipline"], bridge=f(link["bridge"], "links"), keywords=tuple(link["keywords"])
+                KCLink.model_construct(
+                    discipline=link["discipline"], kc=None, bridge=f(link["bridge"], "links"),
+                    keywords=tuple(link["keywords"]),
                 )
                 for link in r.get("links", ())
             ),
             explanation=f(r["explanation"], "explanation"),
             worked_example=f(r["worked_example"], "worked_example", example_fields),
             questions=tuple(
-                BankQuestion(
-                    text=f(q["text"], "questions"),
-                    guidance_level=q["level"],
-                    bloom=q["bloom"],
-                    expected=f(q["expected"], "questions") if q.get("expected") else None,
-                )
+                _question(f(q["text"], "questions"), q["level"], q["bloom"],
+                          f(q["expected"], "questions") if q.get("expected") else None)
                 for q in r["questions"]
             ),
             hints=tuple(f(h, "hints") for h in r["hints"]),
@@ -127,6 +130,8 @@ def make_kc(
             contexts=tuple(r.get("contexts", ())),
             difficulty=r.get("difficulty", 0.5),
         )
+        _validated_once(kc)
+        return kc
     except (KeyError, ValidationError, TypeError) as e:
         raise DatasetError(
             f"{where}: invalid KC record ({e}); see the KnowledgeComponent model in envs/tasks/base.py"
@@ -144,7 +149,7 @@ def make_misconception(
     r = material.misconceptions[mis_id]
     where = f"{material.source[mis_id]}: misconceptions.{mis_id}"
     try:
-        return Misconception(
+        mis = Misconception.model_construct(
             id=mis_id,
             kc=r["kc"],
             belief=fill(r["belief"], fields, f"{where}.belief"),
@@ -153,5 +158,23 @@ def make_misconception(
             negation=fill(r["negation"], fields, f"{where}.negation"),
             keywords=tuple(r["keywords"]),
         )
+        _validated_once(mis)
+        return mis
     except (KeyError, ValidationError, TypeError) as e:
         raise DatasetError(f"{where}: invalid misconception record ({e}); see envs/tasks/base.py") from e
+
+
+@lru_cache(maxsize=8192)  # many questions have no number slots: the same object serves every build
+def _question(text: str, level: str, bloom: str, expected: str | None) -> BankQuestion:
+    return BankQuestion.model_construct(text=text, guidance_level=level, bloom=bloom, expected=expected)
+
+
+_VALIDATED: set[tuple[str, str]] = set()
+
+
+def _validated_once(model: KnowledgeComponent | Misconception) -> None:
+    """Full validation of each KC / misconception record the first time this process builds it."""
+    key = (type(model).__name__, model.id)
+    if key not in _VALIDATED:
+        type(model).model_validate(model.model_dump())
+        _VALIDATED.add(key)
