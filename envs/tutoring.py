@@ -83,10 +83,12 @@ class TutoringEnv(AECEnv):
     # ------------------------------------------------------------------ episode
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         # A seed starts a stream; unseeded resets continue it, so reset(seed=s), reset(), ... is reproducible.
-        if seed is not None or not hasattr(self, "_seed_stream"):
-            self._seed_stream = np.random.default_rng(seed)
+        if seed is not None or not hasattr(self, "_stream_seed"):
+            self._stream_seed, self._seed_stream = seed, None  # the stream is made only if an unseeded reset needs it
             episode_seed = seed
         else:
+            if self._seed_stream is None:
+                self._seed_stream = np.random.default_rng(self._stream_seed)
             episode_seed = int(self._seed_stream.integers(2**63))
         self._rng = np.random.default_rng(episode_seed)
         task_id = self.config.task_id
