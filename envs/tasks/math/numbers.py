@@ -12,6 +12,7 @@ Example::
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -36,6 +37,7 @@ def decimal_places(x: Number) -> int | None:
     return None
 
 
+@lru_cache(maxsize=65536)  # a task build formats ~50 numbers, mostly small values seen before
 def fmt_decimal(x: Number, places: int | None = None) -> str:
     """``x`` as an exact decimal: ``'4.15'``, ``'-0.5'``, ``'12'`` (``places`` pads with zeros, e.g. money)."""
     x = x if isinstance(x, Fraction) else Fraction(x)
@@ -49,6 +51,7 @@ def fmt_decimal(x: Number, places: int | None = None) -> str:
     return f"{sign}{whole}" if places == 0 else f"{sign}{whole}.{frac:0{places}d}"
 
 
+@lru_cache(maxsize=65536)
 def fmt_value(x: Number) -> str:
     """An integer, a short decimal when it terminates, else a fraction: ``'24'``, ``'2.5'``, ``'1/3'``."""
     x = x if isinstance(x, Fraction) else Fraction(x)
