@@ -128,6 +128,7 @@ class TutoringEnv(AECEnv):
         self._revealed = False
         self._last_student: dict | None = None
         self._last_tutor_act: TutorAct | None = None
+        self._last_act_dict: dict | None = None
         self._last_tutor_text = ""
         self._privileged: dict = {}
         self._components: dict[str, float] = {}
@@ -370,6 +371,7 @@ class TutoringEnv(AECEnv):
         self._ctx.previous_disciplines = act.disciplines
         self._ctx.student_spoke_last = False
         self._last_tutor_act, self._last_tutor_text = act, text
+        self._last_act_dict = act.to_dict()
         self._tutor_messages.append({"role": "assistant", "content": text})
         self._student_messages.append({"role": "user", "content": text})
         if act.reveals_answer and self.reward_model.ends_on_leak:
@@ -567,7 +569,7 @@ class TutoringEnv(AECEnv):
             "messages": list(self._tutor_messages),
             "task": self._task_public,
             "pretest": list(self._pretest_view),
-            "last_act": self._last_tutor_act.to_dict() if self._last_tutor_act else None,
+            "last_act": dict(self._last_act_dict) if self._last_act_dict else None,
             "reward_components": dict(self._last_components),
         }
         kind, index = self._student_next
