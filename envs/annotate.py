@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from envs.acts import TutorAct
 from envs.leak import AnswerKey, find_leaks
-from envs.tasks.base import Task
+from envs.tasks.base import Item, Task
 
 END_MARKER = "[END]"
 _END_RE = re.compile(r"\[\s*end\s*\]", re.IGNORECASE)
@@ -122,6 +122,15 @@ class Annotator:
         ann = Annotator(task)
         act = ann.annotate("Imagine you cut a pizza into 6 slices. What fraction is one slice?", ctx)
     """
+
+    @classmethod
+    def for_task(cls, task: Task) -> Annotator:
+        """The annotator the env uses: every pre-test item's answer (and the task's) is a key for the leak
+        detector; the statement's own numbers are givens, never leaks."""
+        keys = [answer_key(item) for item in task.pretest]
+        if not any(k.value == task.answer for k in keys):
+            keys.append(AnswerKey(item_id="task", value=task.answer))
+        return cls(task, keys, (task.statement,))
 
     def __init__(self, task: Task, answer_keys: Sequence[AnswerKey], givens: Sequence[str]) -> None:
         self.task = task
@@ -314,6 +323,14 @@ class Annotator:
                 if belief_words and len(words & belief_words) >= max(3, (2 * len(belief_words)) // 3):
                     return mid
         return None
+
+
+def answer_key(item: Item) -> AnswerKey:
+    """The leak detector's key for a test item: its answer, and for multiple choice its letter and option text."""
+    if item.options is not None:
+        text = item.options[ord(item.answer) - ord("A")]
+        return AnswerKey(item_id=item.id, value=text, option_letter=item.answer, option_text=text)
+    return AnswerKey(item_id=item.id, value=item.answer)
 
 
 def _phrase_re(phrases: Sequence[str]) -> re.Pattern[str] | None:

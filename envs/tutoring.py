@@ -16,9 +16,8 @@ from envs.acts import StudentTurn, TutorAct
 from envs.annotate import AnnotationContext, Annotator
 from envs.config import EnvConfig, make_config
 from envs.errors import ConfigError
-from envs.grading import Grade, grade
+from envs.grading import Grade, grade, mentions_value
 from envs.labels import COGNITION_STATES, INTENTS, STRATEGIES
-from envs.leak import AnswerKey
 from envs.reward_api import LearningGain, RewardModel
 from envs.tasks import get_task_set
 from envs.tasks.base import Item, Task
@@ -99,11 +98,7 @@ class TutoringEnv(AECEnv):
         self._task_public = task.public_view()
         self._pre_items: tuple[Item, ...] = task.pretest
         self._post_items: list[tuple[Item, str]] = self._posttest_items(task)
-        keys = [_answer_key(it) for it in task.pretest]
-        if not any(k.value == task.answer for k in keys):
-            keys.append(AnswerKey(item_id="task", value=task.answer))
-        givens = (task.statement,)  # the detector reads every number of the statement (LaTeX, words, percents)
-        self._annotator = Annotator(task, keys, givens) if self.config.action_mode == "text" else None
+        self._annotator = Annotator.for_task(task) if self.config.action_mode == "text" else None
         self._ctx = AnnotationContext(focus_kc=task.knowledge_components[0].id)
         self._kc_index = {kc.id: i for i, kc in enumerate(task.knowledge_components[: tzs.MAX_KCS])}
         self.pretest_results = []
@@ -313,8 +308,6 @@ class TutoringEnv(AECEnv):
             invalid = True
         if turn.privileged:
             self._privileged = turn.privileged
-        from envs.grading import mentions_value
-
         return {
             "speaker": "student",
             "utterance": text,
@@ -618,14 +611,6 @@ def _invalid_act(task: Task) -> TutorAct:
         target_kc=None,
         invalid=True,
     )
-
-
-def _answer_key(item: Item) -> AnswerKey:
-    if item.options is not None:
-        idx = ord(item.answer) - ord("A")
-        return AnswerKey(item_id=item.id, value=item.options[idx], option_letter=item.answer,
-                         option_text=item.options[idx])
-    return AnswerKey(item_id=item.id, value=item.answer)
 
 
 def _answer_text(item: Item) -> str:

@@ -61,7 +61,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -73,7 +72,6 @@ from envs.annotate import AnnotationContext, Annotator
 from envs.annotate_student import StudentAnnotator, StudentContext
 from envs.errors import ConfigError, DatasetError
 from envs.labels import BLOOM_LEVELS, COGNITION_STATES, DISCIPLINES, GUIDANCE_LEVELS, INTENTS, SPEAKERS, STRATEGIES
-from envs.leak import AnswerKey
 from envs.tasks import TASK_SETS, Task, get_task_set
 
 GOLD_PATH = Path(__file__).resolve().parent / "data" / "gold_annotations.jsonl"
@@ -89,7 +87,6 @@ FIELDS: dict[str, tuple[tuple[str, ...], tuple[Any, ...] | None]] = {
     "cognitive_level": (("student",), BLOOM_LEVELS),
 }
 _KEYS = ("dialogue_id", "turn_index", "task", "speaker", "utterance")
-_NUMBER_RE = re.compile(r"-?\d+(?:[./]\d+)?")  # the env's givens: the numbers of the task statement
 
 Key = tuple[str, int]
 
@@ -212,20 +209,6 @@ def _build_task(ref: dict, cache: dict[tuple, Task]) -> Task:
     return cache[key]
 
 
-def _env_annotator(task: Task) -> Annotator:
-    # The same answer keys and givens as envs.tutoring builds at reset.
-    keys = []
-    for it in task.pretest:
-        if it.options is not None:
-            text = it.options[ord(it.answer) - ord("A")]
-            keys.append(AnswerKey(item_id=it.id, value=text, option_letter=it.answer, option_text=text))
-        else:
-            keys.append(AnswerKey(item_id=it.id, value=it.answer))
-    if not any(k.value == task.answer for k in keys):
-        keys.append(AnswerKey(item_id="task", value=task.answer))
-    return Annotator(task, keys, tuple(dict.fromkeys(_NUMBER_RE.findall(task.statement))))
-
-
 def _transfer(disciplines: Sequence[str], previous: Sequence[str]) -> bool:
     if not previous:  # the first turn brings nothing in relative to nothing
         return len(disciplines) >= 2
@@ -243,7 +226,7 @@ def rule_annotations(records: Sequence[dict]) -> dict[Key, dict]:
     out: dict[Key, dict] = {}
     for did, turns in _dialogues(records).items():
         task = _build_task(turns[0]["task"], tasks)
-        tutor, student = _env_annotator(task), StudentAnnotator(task)
+        tutor, student = Annotator.for_task(task), StudentAnnotator(task)
         ctx = AnnotationContext(focus_kc=task.knowledge_components[0].id)
         previous_text = ""
         for rec in turns:
