@@ -5,27 +5,31 @@ PIP := $(PY) -m pip install --quiet --disable-pip-version-check -c constraints.t
 CORE := $(VENV)/.installed-core
 FULL := $(VENV)/.installed-full
 
-.PHONY: install demo test test-slow lint bench
+.PHONY: install browser demo test test-slow lint bench
 
 $(CORE): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
-	$(PIP) -e ".[dev]"
+	$(PIP) -e ".[dev,report]"
 	touch $(CORE)
 
-# Model backends for the tests: torch is pinned to the CPU build on the machine (constraints.txt).
+# Everything for the tests: model backends, TRL/PEFT/SB3, W&B, Ray (torch pinned to the machine's CPU build in
+# constraints.txt), and Debian's chromium for the report's browser test.
 $(FULL): $(CORE)
-	$(PIP) -e ".[dev,hf,openai]"
+	$(PIP) -e ".[dev,all]"
 	touch $(FULL)
 
-install: $(FULL)
+browser:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+
+install: $(FULL) browser
 
 demo: $(CORE)
 	$(VENV)/bin/tutorzoo eval --suite default --out runs/default
 
-test: $(FULL)
+test: $(FULL) browser
 	$(PY) -m pytest
 
-test-slow: $(FULL)
+test-slow: $(FULL) browser
 	$(PY) -m pytest -m slow
 
 lint: $(CORE)

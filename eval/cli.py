@@ -1,4 +1,5 @@
-"""The ``tutorzoo`` command line: ``eval``, ``rollout``, ``play``, ``score``, ``agreement``, ``list``.
+"""The ``tutorzoo`` command line: ``eval``, ``rollout``, ``play``, ``train``, ``judge``, ``score``, ``agreement``,
+``list``.
 
 Examples::
 
@@ -169,6 +170,18 @@ def cmd_agreement(args: argparse.Namespace, console: Console) -> int:
     return agreement_main(args.rest)
 
 
+def cmd_train(args: argparse.Namespace, console: Console) -> int:
+    from train.cli import main as train_main
+
+    return train_main(args.rest)
+
+
+def cmd_judge(args: argparse.Namespace, console: Console) -> int:
+    from eval.judges.cli import main as judge_main
+
+    return judge_main(args.rest)
+
+
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for --tutor openai:<model>")
     p.add_argument("--tutor-arg", action="append", metavar="KEY=VALUE",
@@ -219,6 +232,16 @@ def parser() -> argparse.ArgumentParser:
                        add_help=False)
     a.add_argument("rest", nargs=argparse.REMAINDER)
     a.set_defaults(func=cmd_agreement)
+
+    t = sub.add_parser("train", help="train a tutor: corpus, sft, grpo, dpo or ppo (tutorzoo train RECIPE --config F)",
+                       add_help=False)
+    t.add_argument("rest", nargs=argparse.REMAINDER)
+    t.set_defaults(func=cmd_train)
+
+    j = sub.add_parser("judge", help="LLM judges: list rubrics, calibrate a judge against labelled examples",
+                       add_help=False)
+    j.add_argument("rest", nargs=argparse.REMAINDER)
+    j.set_defaults(func=cmd_judge)
 
     ls = sub.add_parser("list", help="list tutors, personas, tasks, task sets or suites")
     ls.add_argument("what", choices=["tutors", "personas", "tasks", "task-sets", "suites"])

@@ -1,0 +1,65 @@
+"""The contract between a suite's kind and the harness that runs it.
+
+A suite (``configs/suites/*.yaml``) has a ``kind``. The kind turns the suite into a fixed list of *units*
+(an episode spec, a truncated reference dialogue, a skills item, a question-generation context), plays a
+tutor on them, and computes the suite's metrics from the records. The harness (:mod:`eval.runner`) knows
+nothing else about a kind: it splits units into train / held-out by a stable hash of ``unit.key()``, skips
+units already done on ``--resume`` (by ``(tutor, key)``), runs chunks of units on local worker processes or
+Ray tasks, appends each record to ``records.jsonl``-style output as it finishes, and reports.
+
+Kinds (registry in :mod:`eval.kinds`):
+
+- ``episodes``: pre-test -> dialogue -> post-test episodes in the env (suites ``default``, ``sid``,
+  ``educationq``); judged rubrics (SID's five) are scored per finished episode when a judge is configured;
+- ``kmp_dialogue``, ``kmp_skills``, ``dr_academy``: one tutor reply per unit, to a prompt built from the
+  curriculum; graded by exact checkers where the answer is checkable, by the judge where it is not.
+
+Rules every kind keeps:
+
+- ``units`` is deterministic: same suite file, same units, same order, same keys.
+- ``run`` yields exactly one record per unit, in the order given, each a JSON-ready dict with at least
+  ``key`` (``unit.key()``), ``tutor`` (the name), ``unit`` (``unit.model_dump()``), ``failures`` (a list; a
+  tutor, student or judge failure is recorded there and never raised) and ``judgments`` (a list of
+  :meth:`eval.judges.Verdict.to_dict`, empty without a judge). The record depends only on the unit, the
+  tutor and the judge, never on which other units share the call, so a resumed or parallel run reproduces
+  an uninterrupted sequential one (sampling model tutors are the one documented exception: they are seeded
+  per batch call).
+- ``metrics`` returns ``{"groups": {tutor: {"n_units": int, "metrics": {name: summary}}}, "specs":
+  {name: MetricSpec}}`` where a summary is ``{"mean", "ci_low", "ci_high", "n"}``; a judge-only metric with
+  no judge configured has ``mean: None`` and ``"not_computed": "<why>"`` — never a made-up value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from eval.judges import Judge
+
+    from eval.suite import Suite
+
+
+@runtime_checkable
+class Unit(Protocol):
+    """One unit of work: a pydantic model with a stable key."""
+
+    def key(self) -> str: ...
+
+    def model_dump(self) -> dict[str, Any]: ...
+
+
+class SuiteKind(Protocol):
+    name: ClassVar[str]
+    rubrics: ClassVar[tuple[str, ...]]  # judge rubrics it uses (eval/judges/rubrics/NAME.yaml); () = none
+    rank_metric: ClassVar[str]  # the leaderboard's order (by its metric's direction)
+    columns: ClassVar[tuple[tuple[str, str, float], ...]]  # printed columns: (metric, header, scale)
+
+    def units(self, suite: Suite) -> list[Unit]: ...
+
+    def unit_from_dict(self, data: dict[str, Any]) -> Unit: ...
+
+    def run(self, units: Sequence[Unit], tutor: Any, tutor_name: str, judge: Judge | None,
+            batch_size: int) -> Iterator[dict]: ...
+
+    def metrics(self, records: Sequence[dict], judged: bool) -> dict[str, Any]: ...

@@ -1,0 +1,52 @@
+"""``tutorzoo train RECIPE [--config FILE] [--set KEY=VALUE ...]``: run one training recipe from its config.
+
+Recipes: ``corpus`` (KMP-Pile-style dialogues from the socratic tutor), ``sft`` (LoRA on tutor turns),
+``grpo`` (multi-turn, whole episodes in the env), ``dpo`` (env-ranked preference pairs), ``ppo`` (dialogue acts
+with Stable-Baselines3). Each module defines ``Config`` (a :class:`train.common.RecipeConfig`) and
+``run(config) -> dict``; the default config file is ``configs/train/RECIPE.yaml``.
+
+Example::
+
+    tutorzoo train corpus --config configs/train/corpus.yaml
+    tutorzoo train sft --config configs/train/sft.yaml --set max_steps=20 --set wandb.mode=disabled
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from envs.errors import TutorZooError
+from train.common import CONFIG_DIR, load_recipe_config
+
+RECIPES: dict[str, str] = {
+    "corpus": "train.corpus",
+    "sft": "train.sft",
+    "grpo": "train.grpo",
+    "dpo": "train.dpo",
+    "ppo": "train.ppo_acts",
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="tutorzoo train", description=__doc__.split("\n\n")[0])
+    p.add_argument("recipe", choices=sorted(RECIPES))
+    p.add_argument("--config", default=None, help="YAML config (default configs/train/RECIPE.yaml)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config field (dots for nested keys), repeatable")
+    args = p.parse_args(argv)
+    console = Console()
+    try:
+        module = importlib.import_module(RECIPES[args.recipe])
+        path = args.config or CONFIG_DIR / f"{args.recipe}.yaml"
+        cfg = load_recipe_config(module.Config, path, args.set)
+        results = module.run(cfg)
+    except TutorZooError as exc:
+        console.print(f"[red]tutorzoo train {args.recipe}: {exc}[/red]")
+        return 2
+    console.print_json(json.dumps(results, sort_keys=True, default=str))
+    return 0

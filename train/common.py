@@ -1,0 +1,170 @@
+"""What every training recipe shares: its config file, its W&B run, its LoRA adapter and its model card.
+
+A recipe (``corpus``, ``sft``, ``grpo``, ``dpo``, ``ppo``) is a module of ``train/`` with a pydantic config
+class derived from :class:`RecipeConfig` and a ``run(config) -> dict`` that returns its results (also written
+to ``<out_dir>/results.json``). ``tutorzoo train RECIPE --config configs/train/RECIPE.yaml [--set key=value]``
+loads the YAML into that class (an unknown or badly typed key is a :class:`ConfigError` that names it) and
+calls ``run``.
+
+Tracking: :func:`start_wandb` opens the run before the trainer does, named ``{recipe}__{exp}__{seed}__{time}``
+with the recipe's full config minus secrets, so TRL's ``report_to="wandb"`` logs into the same run. ``mode``
+follows ``wandb.mode`` in the config, else ``$WANDB_MODE``, else ``offline`` (nothing leaves the machine
+unless asked); ``mode: disabled`` turns tracking off.
+
+Example::
+
+    from train.common import load_recipe_config
+    from train.sft import SFTRecipeConfig, run
+    cfg = load_recipe_config(SFTRecipeConfig, "configs/train/sft.yaml", ["max_steps=5"])
+    results = run(cfg)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from envs.config import read_yaml_mapping
+from envs.errors import ConfigError
+from eval.tracking import run_name, scrub_secrets
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG_DIR = ROOT / "configs" / "train"
+
+
+class WandbConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    project: str = "tutorzoo"
+    entity: str | None = None
+    mode: Literal["online", "offline", "disabled"] | None = Field(
+        default=None, description="None: $WANDB_MODE, else offline.")
+    tags: list[str] = Field(default_factory=list)
+
+
+class LoraSettings(BaseModel):
+    """PEFT ``LoraConfig`` arguments; ``target_modules`` 'all-linear' fits any causal LM."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    r: int = Field(default=16, ge=1)
+    alpha: int = Field(default=32, ge=1)
+    dropout: float = Field(default=0.0, ge=0.0, lt=1.0)
+    target_modules: str | list[str] = "all-linear"
+
+    def peft_config(self) -> Any:
+        from peft import LoraConfig
+
+        return LoraConfig(r=self.r, lora_alpha=self.alpha, lora_dropout=self.dropout,
+                          target_modules=self.target_modules, task_type="CAUSAL_LM")
+
+
+class RecipeConfig(BaseModel):
+    """Fields every recipe has; recipes add their own."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    exp: str = Field(default="default", description="Experiment name: part of the run name and out_dir.")
+    seed: int = 0
+    out_dir: str | None = Field(default=None, description="Default: runs/train/{recipe}__{exp}__{seed}.")
+    wandb: WandbConfig = Field(default_factory=WandbConfig)
+
+    def output_dir(self, recipe: str) -> Path:
+        path = Path(self.out_dir) if self.out_dir else Path("runs/train") / f"{recipe}__{self.exp}__{self.seed}"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+
+C = TypeVar("C", bound=RecipeConfig)
+
+
+def _apply_override(data: dict, item: str) -> None:
+    """``a.b=value`` sets ``data['a']['b']`` (the value parsed as YAML: numbers, booleans, lists)."""
+    key, sep, raw = item.partition("=")
+    if not sep or not key:
+        raise ConfigError(f"--set takes KEY=VALUE (dots for nested keys), got {item!r}")
+    node = data
+    parts = key.split(".")
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"--set {item!r}: {part!r} is not a mapping in the config")
+        node = child
+    node[parts[-1]] = yaml.safe_load(raw)
+
+
+def load_recipe_config(cls: type[C], path: str | Path | None, overrides: list[str] | None = None) -> C:
+    """The recipe's config from a YAML file (or defaults) plus ``key=value`` overrides, validated."""
+    data: dict = {}
+    if path is not None:
+        path = Path(path)
+        if not path.exists():
+            known = sorted(p.name for p in CONFIG_DIR.glob("*.yaml"))
+            raise ConfigError(f"no training config {str(path)!r}; the shipped ones are in configs/train/: {known}")
+        data = read_yaml_mapping(path, f"a mapping of {cls.__name__} fields")
+    for item in overrides or []:
+        _apply_override(data, item)
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        where = f"{path}: " if path is not None else ""
+        raise ConfigError(f"{where}{loc}: {err['msg']} (got {err.get('input')!r}); "
+                          f"see {cls.__name__} in train/ for the fields") from None
+
+
+def start_wandb(recipe: str, cfg: RecipeConfig, out_dir: Path) -> Any | None:
+    """Open the W&B run (or return None when tracking is disabled); files go to ``out_dir/wandb``."""
+    mode = cfg.wandb.mode or os.environ.get("WANDB_MODE") or "offline"
+    if mode == "disabled":
+        return None
+    import wandb
+
+    os.environ.setdefault("WANDB_DIR", str(out_dir))
+    os.environ.setdefault("WANDB_SILENT", "true")
+    return wandb.init(project=cfg.wandb.project, entity=cfg.wandb.entity, mode=mode, tags=cfg.wandb.tags,
+                      name=run_name(recipe, cfg.exp, cfg.seed), dir=os.environ["WANDB_DIR"],
+                      config=scrub_secrets({"recipe": recipe, **cfg.model_dump()}), reinit="finish_previous")
+
+
+def report_to(run: Any | None) -> str:
+    """The ``report_to`` of TRL's configs: ``wandb`` while a run is open, else ``none``."""
+    return "wandb" if run is not None else "none"
+
+
+def finish_wandb(run: Any | None, summary: dict | None = None) -> None:
+    if run is None:
+        return
+    if summary:
+        run.summary.update(scrub_secrets(summary))
+    run.finish()
+
+
+def write_results(out_dir: Path, results: dict) -> Path:
+    path = out_dir / "results.json"
+    path.write_text(json.dumps(scrub_secrets(results), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+def write_model_card(adapter_dir: Path, recipe: str, cfg: RecipeConfig, base_model: str, results: dict) -> Path:
+    """A ``README.md`` next to the adapter: what it is, how it was trained, what it scored (no secrets)."""
+    lines = [
+        "---", "library_name: peft", f"base_model: {base_model}", "tags: [tutorzoo, " + recipe + "]", "---", "",
+        f"# TutorZoo tutor adapter: {recipe} / {cfg.exp} / seed {cfg.seed}", "",
+        f"A LoRA adapter for `{base_model}` trained with TutorZoo's `{recipe}` recipe.", "",
+        "Load it as a tutor:", "", "```bash",
+        f"tutorzoo eval --suite default --split held_out --tutor hf:{base_model} --tutor-arg adapter={adapter_dir}",
+        "```", "", "## Results", "", "```json", json.dumps(scrub_secrets(results), indent=2, sort_keys=True), "```",
+        "", "## Config", "", "```yaml",
+        yaml.safe_dump(scrub_secrets(cfg.model_dump()), sort_keys=True).rstrip(), "```", "",
+    ]
+    adapter_dir.mkdir(parents=True, exist_ok=True)
+    path = adapter_dir / "README.md"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
