@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from agents.backends.base import ChatBackend, GenerationConfig, GenerationResult
+from agents.json_reply import JSONReplyError, parse_json_object
 from envs.errors import DatasetError
 from envs.labels import BLOOM_LEVELS, COGNITION_STATES, DISCIPLINES, GUIDANCE_LEVELS, INTENTS, SPEAKERS, STRATEGIES
 from envs.tasks import Task, get_task_set
@@ -52,7 +52,6 @@ ASKED: dict[str, dict[str, tuple[Any, ...] | None]] = {
     "student": {"student_cognition_state": COGNITION_STATES, "cognitive_level": BLOOM_LEVELS, "discipline": None},
 }
 HISTORY_TURNS = 8  # earlier turns shown as context; older ones rarely change a label and cost tokens
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
 class AnnotationError(ValueError):
@@ -68,16 +67,10 @@ def parse_reply(text: str, speaker: str) -> dict[str, Any]:
         ...             '"discipline": ["math"]}', "student")["cognitive_level"]
         'apply'
     """
-    body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:  # a single ```json fence around the object is tolerated; any other prose is not
-        body = fenced.group(1)
     try:
-        data = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise AnnotationError(f"invalid JSON: {exc.msg} at char {exc.pos}: {text[:80]!r}") from None
-    if not isinstance(data, dict):
-        raise AnnotationError(f"invalid JSON: expected an object, got {type(data).__name__}")
+        data = parse_json_object(text)
+    except JSONReplyError as exc:
+        raise AnnotationError(str(exc)) from None
     labels: dict[str, Any] = {}
     for field, allowed in ASKED[speaker].items():
         if field not in data:
