@@ -4,6 +4,9 @@
 Examples::
 
     tutorzoo eval --suite default --out runs/default        # the README's main command
+    tutorzoo eval --suite default --out runs/default --resume   # continue a killed run where it stopped
+    tutorzoo eval --suite sid --judge openai:gpt-4o --workers 4  # judged SID rubrics, 4 worker processes
+    tutorzoo eval --suite educationq --executor ray --ray-address auto   # Ray tasks on a cluster
     tutorzoo rollout --tutor socratic --persona weak_knowledge_partly_wrong --episodes 5 --out runs/r1
     tutorzoo rollout --tutor my_pkg.tutors:MyTutor --task-set stem --episodes 48 --out runs/mine
     tutorzoo score runs/r1/episodes.jsonl --out runs/r1
@@ -14,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -75,29 +77,83 @@ def _run(specs, tutors: list[str], out: Path, console: Console, tutor_kwargs: di
     return records
 
 
+def _judge_config(args: argparse.Namespace):
+    """The judge of ``--judge ...`` flags (a JudgeConfig), or None when no judge is given."""
+    if not getattr(args, "judge", None):
+        return None
+    from eval.judges.cli import judge_config_from_args
+
+    return judge_config_from_args(args)
+
+
+def _optional_module(name: str):
+    """An optional module of this tree (report.html, W&B), or None while it is not there."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name == name:
+            return None
+        raise
+
+
 def cmd_eval(args: argparse.Namespace, console: Console) -> int:
     from eval.leaderboard import build, print_leaderboard, write_report
+    from eval.runner import run_suite
     from eval.suite import load_suite
 
     suite = load_suite(args.suite)
-    tutors = args.tutor or suite.tutors
-    specs = suite.specs(args.split)
-    if args.limit is not None:
-        specs = specs[: args.limit]
     out = Path(args.out or f"runs/{suite.name}")
-    console.print(f"Suite [bold]{suite.name}[/bold] v{suite.version} ({args.split}): {len(specs)} episodes x "
-                  f"{len(tutors)} tutors -> {out}")
-    start = time.perf_counter()
-    records = _run(specs, tutors, out, console, _tutor_kwargs(args), args.batch_size)
-    elapsed = time.perf_counter() - start
-    board = build(records)
+    judge_config = _judge_config(args)
+    try:
+        result = run_suite(suite, out, tutors=args.tutor, split=args.split, limit=args.limit,
+                           tutor_kwargs=_tutor_kwargs(args), batch_size=args.batch_size, workers=args.workers,
+                           executor=args.executor, ray_address=args.ray_address, judge_config=judge_config,
+                           resume=args.resume, console=console)
+    except KeyboardInterrupt:
+        console.print(f"[yellow]Interrupted: the finished records are kept in {out}; continue with --resume.[/yellow]")
+        return 130
+    board = build(result.records, result.kind, result.judged)
     title = f"TutorZoo leaderboard: suite {suite.name} v{suite.version} ({args.split})"
     print_leaderboard(board, title, console)
-    write_report(board, out, title, {"suite": suite.name, "version": suite.version, "split": args.split,
-                                     "tutors": ", ".join(tutors), "episodes per tutor": len(specs)})
-    console.print(f"{len(records)} episodes in {elapsed:.1f} s. Wrote {out / 'episodes.jsonl'}, "
-                  f"{out / 'metrics.json'}, {out / 'report.md'}")
-    return EXIT_OK
+    episodes = result.kind.name == "episodes"
+    run_info = {"suite": suite.name, "version": suite.version, "split": args.split,
+                "tutors": ", ".join(result.tutors),
+                ("episodes per tutor" if episodes else "units per tutor"): result.n_units}
+    if not episodes:
+        run_info["kind"] = result.kind.name
+    if suite.rubrics:
+        run_info["judge"] = judge_config.backend if result.judged else "none (judge-only metrics not computed)"
+    write_report(board, out, title, run_info)
+    written = [result.path, out / "metrics.json", out / "report.md"]
+    code = EXIT_OK
+    if not args.no_html:
+        html = _optional_module("eval.report_html")
+        if html is None:
+            console.print("report.html not written: eval/report_html.py is not in this tree.")
+        elif _optional_module("matplotlib") is None:
+            console.print("report.html not written: it needs matplotlib (pip install 'tutorzoo[report]').")
+        else:
+            try:
+                written.append(html.write_html_report(out, board, result.records, run_info))
+            except Exception as exc:  # the records and metrics are written already; say what failed
+                console.print(f"[red]report.html failed: {type(exc).__name__}: {exc}[/red]")
+                code = EXIT_ERROR
+    if args.wandb:
+        wandb_log = _optional_module("eval.wandb_log")
+        if wandb_log is None:
+            raise ConfigError("--wandb needs eval/wandb_log.py, which is not in this tree")
+        info = {**run_info, "limit": args.limit, "workers": args.workers, "executor": args.executor,
+                "batch_size": args.batch_size, "judge_config": judge_config.model_dump() if judge_config else None}
+        run_dir = wandb_log.log_run(out, info, result.records, board, project=args.wandb_project)
+        if run_dir is not None:
+            console.print(f"W&B run: {run_dir}")
+    unit = "episodes" if episodes else "records"
+    resumed = f" ({result.resumed} resumed, {result.ran} run now)" if result.resumed else ""
+    console.print(f"{len(result.records)} {unit}{resumed} in {result.elapsed:.1f} s. Wrote "
+                  + ", ".join(str(p) for p in written if p is not None))
+    return code
 
 
 def cmd_rollout(args: argparse.Namespace, console: Console) -> int:
@@ -189,6 +245,15 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, default=16, help="episodes in lockstep for model tutors (act_batch)")
 
 
+def _judge_args(p: argparse.ArgumentParser) -> None:
+    """``--judge`` and its options, from :mod:`eval.judges.cli` (absent while that module is not in this tree)."""
+    try:
+        from eval.judges.cli import add_judge_args
+    except ImportError:
+        return
+    add_judge_args(p)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tutorzoo",
                                 description="Train and benchmark AI tutors against simulated students.")
@@ -198,9 +263,22 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--suite", default="default", help="suite name (configs/suites/NAME.yaml) or path")
     e.add_argument("--tutor", action="append", help="tutor(s) to compare instead of the suite's (repeatable)")
     e.add_argument("--split", choices=["all", "train", "held_out"], default="all")
-    e.add_argument("--limit", type=int, default=None, help="only the first N episode specs (smoke runs)")
+    e.add_argument("--limit", type=int, default=None, help="only the first N units of the suite (smoke runs)")
     e.add_argument("--out", default=None, help="output folder (default runs/SUITE)")
+    e.add_argument("--resume", action="store_true",
+                   help="continue the run in --out: skip what it has finished (it must be the same suite and options)")
+    e.add_argument("--workers", type=int, default=None,
+                   help="parallel worker processes (default: min(2, CPUs)); 1 runs everything in this process; "
+                        "--executor ray uses the Ray cluster's CPUs instead")
+    e.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="local worker processes, or Ray tasks (pip install 'tutorzoo[ray]')")
+    e.add_argument("--ray-address", default=None,
+                   help="Ray cluster to join with --executor ray (e.g. auto, ray://head:10001); default a local Ray")
+    e.add_argument("--no-html", action="store_true", help="skip report.html (its plots take a few seconds)")
+    e.add_argument("--wandb", action="store_true", help="log metrics, transcripts and the report to Weights & Biases")
+    e.add_argument("--wandb-project", default="tutorzoo", help="W&B project for --wandb")
     _model_args(e)
+    _judge_args(e)
     e.set_defaults(func=cmd_eval)
 
     r = sub.add_parser("rollout", help="roll out one tutor against one student persona")
@@ -251,8 +329,19 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+# Subcommands with a parser of their own: everything after the name is theirs (``--help`` included, which an
+# argparse REMAINDER would not pass on when it comes first).
+PASSTHROUGH = ("score", "play", "agreement", "train", "judge")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in PASSTHROUGH:
+        args = argparse.Namespace(command=argv[0], rest=argv[1:])
+        args.func = {"score": cmd_score, "play": cmd_play, "agreement": cmd_agreement, "train": cmd_train,
+                     "judge": cmd_judge}[argv[0]]
+    else:
+        args = parser().parse_args(argv)
     console = Console()
     try:
         return args.func(args, console)

@@ -1,43 +1,107 @@
-"""The leaderboard of a run: tutors ranked by learning gain, with CIs, printed and written as a report."""
+"""The leaderboard of a run: tutors ranked by the suite kind's metric, with CIs, printed and written as a report.
+
+Any suite kind (:mod:`eval.kinds`) works: the kind gives the metrics per tutor, their declarations
+(``MetricSpec``: direction, aggregation, meaning), the ranking metric and the printed columns. A judge-only
+metric that was not computed (no ``--judge``) is shown as "not computed", with the reason in ``report.md`` and
+``metrics.json`` — never as a number.
+
+Example::
+
+    from eval.leaderboard import build, print_leaderboard, write_report
+    board = build(records)                               # episodes records (the default kind)
+    board = build(records, kind_for(suite), judged=False)
+    print_leaderboard(board, "TutorZoo leaderboard")
+"""
 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from eval.metrics import METRICS, suite_metrics
+from eval.kinds.episodes import COLUMNS  # noqa: F401  (the episodes kind's default columns, kept importable here)
 
-# The columns of the printed leaderboard: (metric, header, scale). The report has every metric.
-COLUMNS: tuple[tuple[str, str, float], ...] = (
-    ("learning_gain", "Gain iso", 100.0),
-    ("learning_gain_same", "Gain same", 100.0),
-    ("ACC_pre", "Pre %", 1.0),
-    ("ACC_post", "Post %", 1.0),
-    ("TotalScore", "SID Total", 1.0),
-)
+NOT_COMPUTED = "not computed"
+MAX_LISTED = 8  # not-computed metric names printed under the leaderboard (all of them are in metrics.json)
 
 
-def build(records: list[dict]) -> dict:
-    """Suite metrics per tutor plus the ranking (by mean isomorphic learning gain, then name)."""
-    metrics = suite_metrics(records, group_by="tutor")
+def _spec_dict(spec: Any) -> dict:
+    if isinstance(spec, Mapping):
+        return dict(spec)
+    if hasattr(spec, "to_dict"):
+        return spec.to_dict()
+    raise TypeError(f"a metric spec must be a MetricSpec or a mapping, got {type(spec).__name__}")
+
+
+def _rank(groups: Mapping[str, dict], metric: str, higher_is_better: bool | None) -> list[str]:
+    """Tutors by ``metric`` (its direction; undefined values last), then by name."""
+    def key(name: str) -> tuple[float, str]:
+        summary = groups[name]["metrics"].get(metric) or {}
+        value = summary.get("mean")
+        if value is None or not math.isfinite(value):
+            return (math.inf, name)
+        return (value if higher_is_better is False else -value, name)
+
+    return sorted(groups, key=key)
+
+
+def not_computed(groups: Mapping[str, dict]) -> dict[str, str]:
+    """``{metric: reason}`` for every metric some tutor has as not computed (judge-only without a judge)."""
+    out: dict[str, str] = {}
+    for group in groups.values():
+        for name, summary in group["metrics"].items():
+            if isinstance(summary, Mapping) and summary.get("not_computed") and name not in out:
+                out[name] = str(summary["not_computed"])
+    return out
+
+
+def build(records: Sequence[dict], kind: Any | None = None, judged: bool = False) -> dict:
+    """Metrics per tutor (the kind's), the ranking, the failure summary and what was not computed.
+
+    ``kind`` defaults to the ``episodes`` kind; ``records`` should be in canonical order (the runner's).
+    """
+    from eval.kinds import get_kind
+    from eval.runner import failure_summary
+
+    kind = kind if kind is not None else get_kind("episodes")
+    metrics = dict(kind.metrics(list(records), judged))
+    specs = {name: _spec_dict(spec) for name, spec in metrics.pop("specs", {}).items()}
     groups = metrics["groups"]
+    for group in groups.values():
+        group.setdefault("n_units", group.get("n_episodes", 0))
+    rank_metric = kind.rank_metric
+    ranking = _rank(groups, rank_metric, specs.get(rank_metric, {}).get("higher_is_better", True))
+    failed = sum(1 for r in records if r.get("failures"))
+    board = {
+        "kind": kind.name,
+        "rank_metric": rank_metric,
+        "columns": [list(c) for c in kind.columns],
+        "legend": getattr(kind, "legend", ""),
+        "ranking": ranking,
+        "metrics": metrics,
+        "specs": specs,
+        "n_units": len(records),
+        "n_failed_units": failed,
+        "failures": failure_summary(records),
+        "not_computed": not_computed(groups),
+    }
+    if kind.name == "episodes":
+        board["n_episodes"] = len(records)
+        board["n_failed_episodes"] = failed
+    return board
 
-    def gain(name: str) -> float:
-        value = groups[name]["metrics"]["learning_gain"]["mean"]
-        return float("-inf") if value is None else value
 
-    ranking = sorted(groups, key=lambda n: (-gain(n), n))
-    failures = sum(1 for r in records if r.get("failures"))
-    return {"ranking": ranking, "metrics": metrics, "n_episodes": len(records), "n_failed_episodes": failures}
-
-
-def _cell(summary: dict, scale: float) -> str:
+def _cell(summary: Mapping | None, scale: float) -> str:
     """``mean ±half-width`` of the CI (compact enough for an 80-column terminal)."""
-    if summary["mean"] is None:
+    if not summary:
         return "n/a"
+    if summary.get("mean") is None:
+        return NOT_COMPUTED if summary.get("not_computed") else "n/a"
     mean = summary["mean"] * scale
     if summary.get("ci_low") is None:
         return f"{mean:.2f}"
@@ -45,60 +109,103 @@ def _cell(summary: dict, scale: float) -> str:
     return f"{mean:.2f} ±{half:.2f}"
 
 
+def _columns(board: dict) -> list[tuple[str, str, float]]:
+    return [tuple(c) for c in board.get("columns") or COLUMNS]  # type: ignore[misc]
+
+
+def _n(group: Mapping) -> int:
+    return int(group.get("n_units", group.get("n_episodes", 0)))
+
+
 def render_table(board: dict, title: str) -> Table:
     table = Table(title=title, show_lines=False)
     table.add_column("#", justify="right")
     table.add_column("Tutor")
     table.add_column("N", justify="right")
-    for _, header, _ in COLUMNS:
+    columns = _columns(board)
+    for _, header, _ in columns:
         table.add_column(header, justify="right")
     groups = board["metrics"]["groups"]
     for rank, name in enumerate(board["ranking"], start=1):
         m = groups[name]["metrics"]
-        table.add_row(str(rank), name, str(groups[name]["n_episodes"]),
-                      *(_cell(m[key], scale) for key, _, scale in COLUMNS))
+        table.add_row(str(rank), name, str(_n(groups[name])), *(_cell(m.get(key), scale) for key, _, scale in columns))
     return table
 
 
 def print_leaderboard(board: dict, title: str, console: Console | None = None) -> None:
     console = console or Console()
     console.print(render_table(board, title))
-    console.print("Gain: post-test minus pre-test score in percentage points, on isomorphic items (iso) and on the "
-                  "pre-test items (same); ± half-width of the 95% bootstrap CI over episodes.")
-    if board["n_failed_episodes"]:
-        console.print(f"[red]{board['n_failed_episodes']} episodes recorded a failure (see episodes.jsonl).[/red]")
+    if board.get("legend"):
+        console.print(board["legend"])
+    missing = board.get("not_computed") or {}
+    for reason in sorted(set(missing.values())):
+        names = [n for n, r in missing.items() if r == reason]
+        shown = ", ".join(names[:MAX_LISTED]) + (f" and {len(names) - MAX_LISTED} more (see metrics.json)"
+                                                  if len(names) > MAX_LISTED else "")
+        console.print(f"[yellow]Not computed: {shown} — {reason}.[/yellow]")
+    failures = board.get("failures") or {}
+    n_failed = board.get("n_failed_units", board.get("n_failed_episodes", 0))
+    if n_failed:
+        what = "episodes" if board.get("kind", "episodes") == "episodes" else "units"
+        console.print(f"[red]{n_failed} {what} recorded a failure (see the records file).[/red]")
+        for tutor, per in (failures.get("by_tutor_error") or {}).items():
+            console.print(f"[red]  {tutor}: " + ", ".join(f"{err} x{n}" for err, n in per.items()) + "[/red]")
 
 
 def write_report(board: dict, out_dir: Path, title: str, run_info: dict) -> None:
-    """``metrics.json`` (every metric per tutor with CI and N) and ``report.md``."""
+    """``metrics.json`` (every metric per tutor with CI and N, the failure summary, what was not computed and
+    why) and ``report.md``. Nothing in them depends on timing or on how the run was executed."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    metrics = board["metrics"]
     payload = {
         "run": run_info,
+        "kind": board.get("kind", "episodes"),
+        "rank_metric": board.get("rank_metric"),
         "ranking": board["ranking"],
-        "n_episodes": board["n_episodes"],
-        "n_failed_episodes": board["n_failed_episodes"],
-        "metrics": {name: spec.to_dict() for name, spec in METRICS.items()},
-        "groups": board["metrics"]["groups"],
-        "bootstrap": board["metrics"].get("bootstrap"),
+        "n_units": board.get("n_units"),
+        "n_failed_units": board.get("n_failed_units"),
+        "failures": board.get("failures"),
+        "not_computed": board.get("not_computed", {}),
+        "metrics": board.get("specs", {}),
+        "groups": metrics["groups"],
+        "bootstrap": metrics.get("bootstrap"),
     }
+    for extra in ("judge_failures", "notes"):
+        if extra in metrics:
+            payload[extra] = metrics[extra]
+    if "n_episodes" in board:
+        payload["n_episodes"] = board["n_episodes"]
+        payload["n_failed_episodes"] = board["n_failed_episodes"]
     (out_dir / "metrics.json").write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
+    columns = _columns(board)
+    groups = metrics["groups"]
     lines = [f"# {title}", ""]
     lines += [f"- {k}: {v}" for k, v in run_info.items()]
-    lines += ["", "## Leaderboard", "", "| # | Tutor | N | " + " | ".join(h for _, h, _ in COLUMNS) + " |",
-              "|---" * (3 + len(COLUMNS)) + "|"]
-    groups = board["metrics"]["groups"]
+    lines += ["", "## Leaderboard", "", f"Ranked by {board.get('rank_metric')}.", "",
+              "| # | Tutor | N | " + " | ".join(h for _, h, _ in columns) + " |", "|---" * (3 + len(columns)) + "|"]
     for rank, name in enumerate(board["ranking"], start=1):
         m = groups[name]["metrics"]
-        cells = " | ".join(_cell(m[key], scale) for key, _, scale in COLUMNS)
-        lines.append(f"| {rank} | {name} | {groups[name]['n_episodes']} | {cells} |")
+        cells = " | ".join(_cell(m.get(key), scale) for key, _, scale in columns)
+        lines.append(f"| {rank} | {name} | {_n(groups[name])} | {cells} |")
+    specs = board.get("specs", {})
     lines += ["", "## Every metric", "", "| Metric | higher is better | " + " | ".join(board["ranking"]) + " |",
               "|---|---|" + "---|" * len(board["ranking"])]
-    for metric, spec in METRICS.items():
-        row = [_cell(groups[n]["metrics"][metric], 1.0) for n in board["ranking"]]
-        lines.append(f"| {metric} | {spec.higher_is_better} | " + " | ".join(row) + " |")
-    lines += ["", "Values are suite means over episodes (EducationQ metrics pooled over item pairs, in %); "
-              "± gives the half-width of the 95% percentile-bootstrap interval over episodes. "
-              "n/a: not computable on this suite "
-              "(for example judge-only or reference-dialogue metrics)."]
+    for metric, spec in specs.items():
+        row = [_cell(groups[n]["metrics"].get(metric), 1.0) for n in board["ranking"]]
+        lines.append(f"| {metric} | {spec.get('higher_is_better')} | " + " | ".join(row) + " |")
+    missing = board.get("not_computed") or {}
+    if missing:
+        lines += ["", "## Not computed", ""]
+        lines += [f"- {name}: {reason}" for name, reason in missing.items()]
+    failures = board.get("failures") or {}
+    if failures.get("n_records_with_failures"):
+        lines += ["", "## Failures", "", f"{failures['n_records_with_failures']} records with "
+                  f"{failures['n_failures']} failures.", "", "| Tutor | Failure | Count |", "|---|---|---|"]
+        for tutor, per in failures["by_tutor_error"].items():
+            lines += [f"| {tutor} | {err} | {n} |" for err, n in per.items()]
+    lines += ["", "Values are suite means over units (EducationQ metrics pooled over item pairs, in %); "
+              "± gives the half-width of the 95% percentile-bootstrap interval over units. "
+              "n/a: not computable on this suite (for example reference-dialogue metrics); "
+              "not computed: judge-only metrics of a run without a judge."]
     (out_dir / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")

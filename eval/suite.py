@@ -15,19 +15,39 @@ Example (``configs/suites/default.yaml``)::
         personas: {families: [sid_core, sid_state, mathdial, profile]}
         seeds: 1
         protocol: {max_turns: 8}
+
+A suite has a ``kind`` (default ``episodes``; registry in :mod:`eval.kinds`) that turns it into *units*:
+``episodes`` expands the blocks into :class:`~envs.config.EpisodeSpec` s, the item kinds (``kmp_dialogue``,
+``kmp_skills``, ``dr_academy``) build their units from the kind-specific ``items`` settings. ``judge`` holds
+the suite's defaults for a judge given on the command line (sample count, temperature); the CLI flags win.
+
+    name: sid
+    version: 1
+    tutors: [socratic, lecturer, random]
+    items: {rubrics: [sid_rubrics]}      # episodes kind: judge SID's five rubrics when --judge is given
+    judge: {temperature: 0.1}
+    blocks: [...]
+
+``Suite.units(split)`` works for every kind; ``Suite.specs(split)`` is the same list for an episodes suite.
 """
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from envs.config import EpisodeSpec, make_config, read_yaml_mapping
 from envs.errors import ConfigError
 from envs.tasks import get_task_set
+from eval.kinds import check_kind_name, kind_for
+
+if TYPE_CHECKING:
+    from eval.kinds.base import Unit
+
+Split = Literal["all", "train", "held_out"]
 
 SUITE_DIR = Path(__file__).resolve().parents[1] / "configs" / "suites"
 
@@ -59,19 +79,63 @@ class Block(BaseModel):
         return value
 
 
+class JudgeDefaults(BaseModel):
+    """The suite's defaults for a judge given with ``--judge``; a CLI flag (``--judge-samples``...) wins."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    samples: int | None = Field(default=None, ge=1, description="Judge samples per item (None: the rubric's).")
+    temperature: float | None = Field(default=None, ge=0.0, description="Judge temperature (None: the rubric's).")
+
+
 class Suite(BaseModel):
-    """A fixed, versioned list of episodes and the tutors compared on them."""
+    """A fixed, versioned list of units (episodes by default) and the tutors compared on them."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
     version: int = Field(ge=1)
     description: str = ""
+    kind: str = Field(default="episodes", description="How units are built and scored (eval/kinds/).")
     tutors: list[str] = Field(min_length=1)
-    blocks: list[Block] = Field(min_length=1)
+    blocks: list[Block] = Field(default_factory=list, description="Episode blocks (episodes kind only).")
+    items: dict[str, Any] = Field(default_factory=dict, description="Kind-specific settings, checked by the kind.")
+    judge: JudgeDefaults | None = None
     held_out_fraction: float = Field(default=0.25, ge=0.0, le=1.0)
 
-    def specs(self, split: Literal["all", "train", "held_out"] = "all") -> list[EpisodeSpec]:
+    @field_validator("kind")
+    @classmethod
+    def _check_kind(cls, value: str) -> str:
+        return check_kind_name(value)
+
+    @model_validator(mode="after")
+    def _check_blocks(self) -> Suite:
+        if self.kind == "episodes":
+            if not self.blocks:
+                raise ValueError("an episodes suite needs at least one block (task_set, tasks, personas, seeds)")
+            kind_for(self)  # validates the episodes settings under items
+        elif self.blocks:
+            raise ValueError(f"blocks are for episodes suites; kind {self.kind!r} takes its settings under items")
+        return self
+
+    @property
+    def rubrics(self) -> tuple[str, ...]:
+        """The judge rubrics this suite scores when a judge is configured (from its kind and settings)."""
+        return tuple(kind_for(self).rubrics)
+
+    def units(self, split: Split = "all") -> list[Unit]:
+        """The suite's units in their fixed order (every kind), or those of one split."""
+        return _split(list(kind_for(self).units(self)), split, self.held_out_fraction)
+
+    def specs(self, split: Split = "all") -> list[EpisodeSpec]:
+        """The episode specs of an episodes suite (what the training scripts run), or those of one split."""
+        if self.kind != "episodes":
+            raise ConfigError(f"suite {self.name!r} is of kind {self.kind!r}, not episodes: it has units "
+                              "(Suite.units), not episode specs")
+        return _split(self.block_specs(), split, self.held_out_fraction)
+
+    def block_specs(self) -> list[EpisodeSpec]:
+        """Every block expanded: task ids x personas x seeds, in file order."""
         from agents.student.personas import load_personas
 
         personas = load_personas()
@@ -92,9 +156,24 @@ class Suite(BaseModel):
                     for seed in seeds:
                         out.append(EpisodeSpec(task_set=block.task_set, task_id=task_id, persona=persona,
                                                seed=seed, protocol=protocol))
-        if split == "all":
-            return out
-        return [s for s in out if (_fraction(s.key()) < self.held_out_fraction) == (split == "held_out")]
+        return out
+
+    def judge_config(self, config: Any) -> Any:
+        """``config`` (a :class:`eval.judges.JudgeConfig` or None) with the suite's defaults filled in where the
+        command line left a field unset (None)."""
+        if config is None or self.judge is None:
+            return config
+        update = {k: v for k, v in self.judge.model_dump().items() if v is not None and getattr(config, k) is None}
+        return config.model_copy(update=update) if update else config
+
+
+def _split(units: list, split: Split, held_out_fraction: float) -> list:
+    """Train / held-out by a stable hash of each unit's key (the same split for every run and machine)."""
+    if split == "all":
+        return units
+    if split not in ("train", "held_out"):
+        raise ConfigError(f"split must be one of all, train, held_out; got {split!r}")
+    return [u for u in units if (_fraction(u.key()) < held_out_fraction) == (split == "held_out")]
 
 
 def _select_personas(sel: PersonaSelection, personas: dict, suite: str) -> list[str]:
@@ -134,4 +213,7 @@ def load_suite(name_or_path: str) -> Suite:
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"])
-        raise ConfigError(f"{path}: {loc}: {err['msg']} (got {err.get('input')!r})") from None
+        msg = err["msg"].removeprefix("Value error, ")
+        if not loc:  # a whole-suite check (model validator): the input is the whole file, not worth echoing
+            raise ConfigError(f"{path}: {msg}") from None
+        raise ConfigError(f"{path}: {loc}: {msg} (got {err.get('input')!r})") from None

@@ -25,20 +25,20 @@ _SAFE_KEYS = {"max_new_tokens", "max_tokens", "prompt_tokens", "completion_token
               "bos_token", "max_completion_tokens", "tokens", "tokens_per_second"}
 
 
-def _is_secret_key(key: str) -> bool:
+def is_secret_key(key: str) -> bool:
     return key.lower() not in _SAFE_KEYS and bool(_SECRET_KEY.search(key))
 
 
-def _secret_values() -> list[str]:
+def secret_values() -> list[str]:
     """Values of environment variables whose name says they are secret (long enough to mask safely)."""
-    return [v for k, v in os.environ.items() if _is_secret_key(k) and len(v) >= 8]
+    return [v for k, v in os.environ.items() if is_secret_key(k) and len(v) >= 8]
 
 
 def scrub_secrets(obj: Any, _values: list[str] | None = None) -> Any:
     """A copy of ``obj`` (mappings, lists, strings, scalars) with secrets masked; other values unchanged."""
-    values = _secret_values() if _values is None else _values
+    values = secret_values() if _values is None else _values
     if isinstance(obj, Mapping):
-        return {k: (MASK if isinstance(k, str) and _is_secret_key(k) and v not in (None, "")
+        return {k: (MASK if isinstance(k, str) and is_secret_key(k) and v not in (None, "")
                     else scrub_secrets(v, values)) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return type(obj)(scrub_secrets(v, values) for v in obj)

@@ -47,6 +47,10 @@ class ActTutor:
     def act(self, observation: dict, info: dict) -> str:
         if info.get("observe_only", False):
             return ""
+        if info.get("item") is not None:  # an item of the KMP / Dr.Academy suites (agents/tutor/items.py)
+            from agents.tutor.items import answer_item
+
+            return answer_item(self, observation, info)
         task = self._task_from(info)
         act, misconception = self.choose(observation, info, task)
         return self.speak(act, task, misconception, info)

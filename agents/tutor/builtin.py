@@ -227,6 +227,8 @@ class LecturerTutor(ActTutor):
     def act(self, observation: dict, info: dict) -> str:
         if info.get("observe_only", False):
             return ""
+        if info.get("item") is not None:
+            return super().act(observation, info)
         task = self._task_from(info)
         self._step += 1
         kcs = task.knowledge_components

@@ -16,17 +16,34 @@ Kinds (registry in :mod:`eval.kinds`):
 
 Rules every kind keeps:
 
-- ``units`` is deterministic: same suite file, same units, same order, same keys.
+- ``units`` is deterministic: same suite file, same units, same order, same keys. It validates the suite's
+  kind-specific ``items`` settings and raises :class:`~envs.errors.ConfigError` naming the bad field.
 - ``run`` yields exactly one record per unit, in the order given, each a JSON-ready dict with at least
-  ``key`` (``unit.key()``), ``tutor`` (the name), ``unit`` (``unit.model_dump()``), ``failures`` (a list; a
-  tutor, student or judge failure is recorded there and never raised) and ``judgments`` (a list of
+  ``key`` (``unit.key()``), ``tutor`` (the name), ``unit`` (``unit.model_dump()``; the ``episodes`` kind keeps
+  it under ``spec``, as ``episodes.jsonl`` always had), ``failures`` (a list; a tutor, student or judge
+  failure is recorded there and never raised) and ``judgments`` (a list of
   :meth:`eval.judges.Verdict.to_dict`, empty without a judge). The record depends only on the unit, the
   tutor and the judge, never on which other units share the call, so a resumed or parallel run reproduces
   an uninterrupted sequential one (sampling model tutors are the one documented exception: they are seeded
-  per batch call).
+  per batch call). The harness is given ``judge=None`` when the suite uses no rubric.
 - ``metrics`` returns ``{"groups": {tutor: {"n_units": int, "metrics": {name: summary}}}, "specs":
   {name: MetricSpec}}`` where a summary is ``{"mean", "ci_low", "ci_high", "n"}``; a judge-only metric with
-  no judge configured has ``mean: None`` and ``"not_computed": "<why>"`` — never a made-up value.
+  no judge configured has ``mean: None`` and ``"not_computed": "<why>"`` — never a made-up value. The
+  harness calls it with the records in canonical order (tutor order, then unit order), whatever order they
+  finished in; it must be a pure function of them (fixed bootstrap seed), so that an interrupted and resumed
+  run writes the same ``metrics.json`` byte for byte.
+
+Optional members (the harness checks with ``getattr``):
+
+- ``for_suite(suite) -> SuiteKind``: an instance configured by the suite's ``items`` (the ``episodes`` kind
+  reads its rubrics, ranking metric and columns there); the harness and its workers use
+  :func:`eval.kinds.kind_for`, which calls it when present.
+- ``failure_record(unit, tutor_name, failure) -> dict``: the record of a unit the harness could not run at
+  all (its worker process crashed, or ``run`` raised). Without it the harness writes the base fields only
+  (``key``, ``tutor``, ``unit``, ``failures``, ``judgments``), and ``metrics`` must accept such records.
+- ``legend: str``: a line printed under the leaderboard to explain its columns.
+- ``records_file: str``: the output file name (default ``records.jsonl``; ``episodes`` writes
+  ``episodes.jsonl``).
 """
 
 from __future__ import annotations
@@ -36,7 +53,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from eval.judges import Judge
-
     from eval.suite import Suite
 
 
