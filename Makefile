@@ -24,7 +24,7 @@ browser:
 install: $(FULL) browser
 
 demo: $(CORE)
-	$(VENV)/bin/tutorzoo eval --suite default --out runs/default
+	$(VENV)/bin/tutorzoo eval --suite default --out runs/default --overwrite
 
 test: $(FULL) browser
 	$(PY) -m pytest

@@ -110,7 +110,7 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> int:
         result = run_suite(suite, out, tutors=args.tutor, split=args.split, limit=args.limit,
                            tutor_kwargs=_tutor_kwargs(args), batch_size=args.batch_size, workers=args.workers,
                            executor=args.executor, ray_address=args.ray_address, judge_config=judge_config,
-                           resume=args.resume, console=console)
+                           resume=args.resume, overwrite=args.overwrite, console=console)
     except KeyboardInterrupt:
         console.print(f"[yellow]Interrupted: the finished records are kept in {out}; continue with --resume.[/yellow]")
         return 130
@@ -267,6 +267,8 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--out", default=None, help="output folder (default runs/SUITE)")
     e.add_argument("--resume", action="store_true",
                    help="continue the run in --out: skip what it has finished (it must be the same suite and options)")
+    e.add_argument("--overwrite", action="store_true",
+                   help="start over in --out, replacing the records a previous run left there")
     e.add_argument("--workers", type=int, default=None,
                    help="parallel worker processes (default: min(2, CPUs)); 1 runs everything in this process; "
                         "--executor ray uses the Ray cluster's CPUs instead")

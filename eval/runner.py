@@ -6,10 +6,10 @@ How a run goes (:func:`run_suite`):
 1. The suite's kind (:mod:`eval.kinds`) gives the units of the split (first ``limit`` of them); the work is
    every tutor x every unit, in this *canonical order* (tutor order, then unit order).
 2. ``OUT/run.json`` records what the run is (suite, version, kind, split, tutors, limit, judge settings). An
-   existing non-empty output is never overwritten: ``resume=True`` continues it when its ``run.json`` says it
-   is the same run (else a :class:`~envs.errors.ConfigError` names the difference); without ``resume`` the
-   run refuses and names ``--resume`` or a new ``--out``. A truncated last line (a writer killed mid-line)
-   is dropped; the (tutor, key) pairs already recorded are skipped.
+   existing non-empty output is never overwritten unless asked (``overwrite=True``): ``resume=True`` continues
+   it when its ``run.json`` says it is the same run (else a :class:`~envs.errors.ConfigError` names the
+   difference); without either the run refuses and names ``--resume``, ``--overwrite`` or a new ``--out``.
+   A truncated last line (a writer killed mid-line) is dropped; the (tutor, key) pairs already recorded are skipped.
 3. The remaining units are cut into chunks, each ``(tutor name, tutor kwargs, judge config, units)``: a
    model tutor with ``act_batch`` gets ``batch_size`` units per chunk (one model call per turn for all of
    them), cut at fixed positions of the unit list so that a resumed run hands the model the same batches
@@ -411,14 +411,15 @@ def _describe(ident: dict[str, Any]) -> str:
             f"{ident.get('tutors')}, limit {ident.get('limit')})")
 
 
-def _prepare_output(out: Path, path: Path, ident: dict[str, Any], resume: bool) -> list[dict]:
+def _prepare_output(out: Path, path: Path, ident: dict[str, Any], resume: bool, overwrite: bool = False) -> list[dict]:
     """Check ``out`` against this run and return the records already done there (empty for a fresh run)."""
     run_file = out / RUN_FILE
-    has_records = path.exists() and path.stat().st_size > 0
+    has_records = path.exists() and path.stat().st_size > 0 and not overwrite
     if has_records and not resume:
         n = len(read_records(path))
-        raise ConfigError(f"{path} already holds {n} finished records; pass --resume to continue that run, or give "
-                          "a new --out (finished work is never deleted)")
+        raise ConfigError(f"{path} already holds {n} finished records; pass --resume to continue that run, "
+                          "--overwrite to start it over, or give a new --out (finished work is never deleted "
+                          "unless you ask)")
     if has_records:
         if not run_file.exists():
             raise ConfigError(f"cannot resume {out}: it has {path.name} but no {RUN_FILE} saying which suite it "
@@ -553,6 +554,7 @@ def run_suite(
     ray_address: str | None = None,
     judge_config: Any | None = None,
     resume: bool = False,
+    overwrite: bool = False,
     console: Console | None = None,
 ) -> RunResult:
     """Run ``suite`` (every tutor x every unit of ``split``, the first ``limit`` units) into ``out``.
@@ -576,6 +578,8 @@ def run_suite(
         raise ConfigError(f"--workers must be >= 1, got {workers}")
     if executor not in ("local", "ray"):
         raise ConfigError(f"--executor must be local or ray, got {executor!r}")
+    if resume and overwrite:
+        raise ConfigError("--resume continues the run in --out and --overwrite starts it over: give one of them")
     start = time.perf_counter()
     kind = kind_for(suite)
     tutors = list(tutors or suite.tutors)
@@ -599,7 +603,7 @@ def run_suite(
     path = out / getattr(kind, "records_file", DEFAULT_RECORDS_FILE)
     ident = _identity(suite, split, tutors, limit, len(units), tutor_kwargs, judge,
                       batch_size if any(batched.values()) else None)
-    previous = _prepare_output(out, path, ident, resume)
+    previous = _prepare_output(out, path, ident, resume, overwrite)
 
     order = {(t, u.key()): (i, j) for i, t in enumerate(tutors) for j, u in enumerate(units)}
     if len(order) != len(tutors) * len(units):

@@ -119,8 +119,9 @@ def test_a_corrupt_line_in_the_middle_is_refused(tmp_path):
     "second,needle",
     [(["--suite", "educationq", "--limit", "2", "--resume"], "belongs to suite 'default'"),
      (["--suite", "default", "--limit", "3", "--resume"], "limit: 2 there, 3 now"),
-     (["--suite", "default", "--limit", "2"], "pass --resume to continue that run, or give a new --out")],
-    ids=["other-suite", "other-limit", "no-resume-flag"],
+     (["--suite", "default", "--limit", "2"], "pass --resume to continue that run, --overwrite to start it over"),
+     (["--suite", "default", "--limit", "2", "--resume", "--overwrite"], "give one of them")],
+    ids=["other-suite", "other-limit", "no-resume-flag", "resume-and-overwrite"],
 )
 def test_an_existing_output_is_never_overwritten(tmp_path, capsys, second, needle):
     first = ["eval", "--suite", "default", "--limit", "2", "--tutor", "random", "--workers", "1", "--no-html",
@@ -131,6 +132,14 @@ def test_an_existing_output_is_never_overwritten(tmp_path, capsys, second, needl
     assert main(["eval", *second, "--tutor", "random", "--workers", "1", "--no-html", "--out", str(tmp_path)]) == 2
     assert needle in " ".join(capsys.readouterr().out.split())
     assert (tmp_path / "episodes.jsonl").read_bytes() == before
+
+
+def test_overwrite_starts_the_run_over(tmp_path):
+    args = ["eval", "--suite", "default", "--tutor", "random", "--workers", "1", "--no-html", "--out", str(tmp_path)]
+    assert main([*args, "--limit", "3"]) == 0
+    assert main([*args, "--limit", "2", "--overwrite"]) == 0
+    assert len(_lines(tmp_path / "episodes.jsonl")) == 2
+    assert json.loads((tmp_path / "run.json").read_text())["limit"] == 2
 
 
 def test_parallel_workers_give_the_records_and_metrics_of_one(tmp_path):
