@@ -168,3 +168,51 @@ def write_model_card(adapter_dir: Path, recipe: str, cfg: RecipeConfig, base_mod
     path = adapter_dir / "README.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+def evaluate_tutor(tutor: str, out_dir: Path, suite: str = "default", split: str = "held_out",
+                   limit: int | None = None, batch_size: int = 16, tutor_kwargs: dict | None = None,
+                   name: str | None = None) -> dict:
+    """Play ``tutor`` on a suite's split as ``tutorzoo eval`` does (same specs, seeds and students; model tutors
+    batched), write ``episodes.jsonl``, ``metrics.json`` and ``report.md`` to ``out_dir``, and return the headline
+    numbers: ``n``, ``failed``, and mean / 95% CI of ``learning_gain`` and SID ``TotalScore``.
+
+    Example::
+
+        evaluate_tutor("hf:models/small", Path("runs/eval_sft"), tutor_kwargs={"adapter": "runs/sft/adapter"},
+                       limit=64)
+    """
+    from agents.student import SimulatedStudent
+    from agents.tutor.registry import make_tutor
+    from eval.batch import run_batched
+    from eval.leaderboard import build, write_report
+    from eval.rollout import JsonlWriter, run_specs
+    from eval.suite import load_suite
+
+    loaded = load_suite(suite)
+    specs = loaded.specs(split)
+    if limit is not None:
+        specs = specs[:limit]
+    name = name or tutor
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "episodes.jsonl"
+    path.unlink(missing_ok=True)
+    policy = make_tutor(tutor, **(tutor_kwargs or {}))
+    with JsonlWriter(path) as writer:
+        if hasattr(policy, "act_batch"):
+            records = run_batched(specs, policy, SimulatedStudent, batch_size=batch_size, on_record=writer,
+                                  tutor_name=name)
+        else:
+            records = list(run_specs(specs, [name], lambda _n: policy, SimulatedStudent, on_record=writer))
+    board = build(records)
+    title = f"{name} on suite {loaded.name} v{loaded.version} ({split})"
+    write_report(board, out_dir, title, {"suite": loaded.name, "version": loaded.version, "split": split,
+                                         "tutors": name, "episodes per tutor": len(specs)})
+    metrics = board["metrics"]["groups"][name]["metrics"]
+    out: dict[str, Any] = {"tutor": name, "suite": loaded.name, "split": split, "n": len(records),
+                           "failed": board["n_failed_episodes"]}
+    for key in ("learning_gain", "TotalScore"):
+        summary = metrics[key]
+        out[key] = summary["mean"]
+        out[f"{key}_ci"] = [summary.get("ci_low"), summary.get("ci_high")]
+    return out

@@ -25,9 +25,13 @@ if TYPE_CHECKING:
 
 BOS, EOS, PAD = "<s>", "</s>", "<pad>"
 ROLE_TOKENS = ("<|system|>", "<|user|>", "<|assistant|>")
-# A role header, the content, then EOS: generation stops at EOS, so a reply is one assistant message.
+# A role header, the content, then EOS: generation stops at EOS, so a reply is one assistant message. An assistant
+# message's content and its EOS sit inside ``{% generation %}`` markers (they render nothing), so
+# ``return_assistant_tokens_mask=True`` marks exactly the tokens a tutor produces: TRL's ``assistant_only_loss``.
 CHAT_TEMPLATE = (
-    "{{ bos_token }}{% for message in messages %}<|{{ message['role'] }}|>\n{{ message['content'] }}{{ eos_token }}\n"
+    "{{ bos_token }}{% for message in messages %}<|{{ message['role'] }}|>\n"
+    "{% if message['role'] == 'assistant' %}{% generation %}{{ message['content'] }}{{ eos_token }}{% endgeneration %}"
+    "{% else %}{{ message['content'] }}{{ eos_token }}{% endif %}{{ '\\n' }}"
     "{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
 )
 CORPUS_TASK_SETS = ("math", "stem", "mcq")
@@ -36,6 +40,15 @@ CORPUS_PERSONAS = (
     "anxious", "chatty", "confused_problem_type",
 )
 CONTEXT_LENGTH = 1024
+# Model sizes: ``tiny`` (the default, about 200k parameters: tests, smoke runs, speed benchmarks) and ``small``
+# (about 2M parameters and a 2048-token context: big enough to learn the socratic tutor's style by SFT on a
+# CPU in minutes, see train/sft.py).
+SIZES: dict[str, dict[str, int]] = {
+    "tiny": {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+             "context_length": CONTEXT_LENGTH},
+    "small": {"hidden_size": 128, "intermediate_size": 384, "num_hidden_layers": 4, "num_attention_heads": 4,
+              "context_length": 2048},
+}
 
 
 def corpus_texts(n_episodes: int = 36, seed: int = 0) -> list[str]:
@@ -72,7 +85,8 @@ def corpus_texts(n_episodes: int = 36, seed: int = 0) -> list[str]:
     return [t for t in texts if t]
 
 
-def train_tokenizer(texts: list[str], vocab_size: int = 2000) -> PreTrainedTokenizerFast:
+def train_tokenizer(texts: list[str], vocab_size: int = 2000,
+                    context_length: int = CONTEXT_LENGTH) -> PreTrainedTokenizerFast:
     """A byte-level BPE tokenizer over ``texts`` with BOS/EOS/PAD (PAD distinct from EOS) and a chat template."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
@@ -91,33 +105,36 @@ def train_tokenizer(texts: list[str], vocab_size: int = 2000) -> PreTrainedToken
     tok.train_from_iterator(texts, trainer=trainer)
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok, bos_token=BOS, eos_token=EOS, pad_token=PAD,
-        additional_special_tokens=list(ROLE_TOKENS), model_max_length=CONTEXT_LENGTH, padding_side="left",
+        additional_special_tokens=list(ROLE_TOKENS), model_max_length=context_length, padding_side="left",
     )
     fast.chat_template = CHAT_TEMPLATE
     return fast
 
 
-def build_tiny_model(out_dir: str | Path, seed: int = 0, vocab_size: int = 2000, corpus_episodes: int = 36) -> Path:
+def build_tiny_model(out_dir: str | Path, seed: int = 0, vocab_size: int = 2000, corpus_episodes: int = 36,
+                     size: str = "tiny") -> Path:
     """Train the tokenizer, initialise the model from ``seed``, save both to ``out_dir``; returns the path.
 
     Deterministic: the same arguments give the same files, byte for byte. ``corpus_episodes`` rollouts feed
-    the tokenizer (fewer build faster, for tests).
+    the tokenizer (fewer build faster, for tests); ``size`` is a key of :data:`SIZES`.
     """
     import torch
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
     if vocab_size < 300:
         raise ValueError(f"vocab_size must be >= 300 (256 bytes + special tokens + merges), got {vocab_size}")
+    if size not in SIZES:
+        raise ValueError(f"size must be one of {sorted(SIZES)}, got {size!r}")
+    dims = dict(SIZES[size])
+    context_length = dims.pop("context_length")
     out = Path(out_dir)
-    tokenizer = train_tokenizer(corpus_texts(corpus_episodes, seed=seed), vocab_size=vocab_size)
+    tokenizer = train_tokenizer(corpus_texts(corpus_episodes, seed=seed), vocab_size=vocab_size,
+                                context_length=context_length)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=4,
-        max_position_embeddings=CONTEXT_LENGTH,
+        **dims,
+        num_key_value_heads=dims["num_attention_heads"],
+        max_position_embeddings=context_length,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
@@ -142,8 +159,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", required=True, help="directory to write the model into")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--vocab-size", type=int, default=2000)
+    parser.add_argument("--size", choices=sorted(SIZES), default="tiny",
+                        help="tiny: ~200k parameters (tests); small: ~2M, 2048 context (learns by SFT on a CPU)")
+    parser.add_argument("--corpus-episodes", type=int, default=36, help="socratic episodes the tokenizer is trained on")
     args = parser.parse_args(argv)
-    path = build_tiny_model(args.out, seed=args.seed, vocab_size=args.vocab_size)
+    path = build_tiny_model(args.out, seed=args.seed, vocab_size=args.vocab_size,
+                            corpus_episodes=args.corpus_episodes, size=args.size)
     print(f"tiny model written to {path}")
 
 

@@ -33,9 +33,13 @@ MODEL_PREFIXES = ("hf:", "openai:")
 
 def make_tutor(name: str, **kwargs: Any) -> TutorPolicy:
     """A tutor policy from a registry name, a model (``hf:<path>``, ``openai:<model>``; backend options such as
-    ``base_url`` go in ``kwargs``) or an import path ``package.module:ClassName``."""
+    ``base_url`` go in ``kwargs``) or an import path ``package.module:ClassName`` (built with ``kwargs``). A
+    built-in ignores the ``kwargs`` its constructor does not take, so one set of options can serve a run that
+    compares a model or import-path tutor with built-ins."""
     if name in TUTORS:
-        return TUTORS[name](**kwargs)
+        # --tutor-arg options are for model and import-path tutors compared in the same run (e.g. the path of a
+        # trained policy); a built-in takes only the options its constructor names
+        return TUTORS[name](**_accepted(TUTORS[name], kwargs))
     if name.startswith(MODEL_PREFIXES):
         from agents.backends import make_backend
         from agents.backends.base import GenerationConfig
@@ -59,3 +63,14 @@ def make_tutor(name: str, **kwargs: Any) -> TutorPolicy:
     close = difflib.get_close_matches(name, TUTORS, n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""
     raise ConfigError(f"unknown tutor {name!r}; known: {sorted(TUTORS)} or an import path 'pkg.mod:Class'.{hint}")
+
+
+def _accepted(factory: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The ``kwargs`` that ``factory``'s signature takes (all of them if it takes ``**kwargs``)."""
+    import inspect
+
+    params = inspect.signature(factory).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return kwargs
+    names = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return {k: v for k, v in kwargs.items() if k in names}
