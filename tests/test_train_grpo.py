@@ -95,8 +95,12 @@ def test_spec_prompt_round_trip_and_errors() -> None:
 
 
 def test_resolve_start(tmp_path: Path) -> None:
-    cfg = Config(base_model="some/model", adapter="a/dir")
-    assert resolve_start(cfg, tmp_path) == ("some/model", "a/dir", "config")
+    with pytest.raises(ConfigError, match="tutorzoo train sft"):
+        resolve_start(Config(base_model="some/model", adapter=str(tmp_path / "missing")), tmp_path)
+    (tmp_path / "lora").mkdir()
+    (tmp_path / "lora" / "adapter_config.json").write_text("{}")
+    cfg = Config(base_model="some/model", adapter=str(tmp_path / "lora"))
+    assert resolve_start(cfg, tmp_path) == ("some/model", str(tmp_path / "lora"), "config")
     sft = tmp_path / "sft"
     sft.mkdir()
     (sft / "READY").write_text("")

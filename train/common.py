@@ -216,3 +216,31 @@ def evaluate_tutor(tutor: str, out_dir: Path, suite: str = "default", split: str
         out[key] = summary["mean"]
         out[f"{key}_ci"] = [summary.get("ci_low"), summary.get("ci_high")]
     return out
+
+
+def resolve_start(cfg: Any, out_dir: Path) -> tuple[str, str | None, str]:
+    """Where a recipe that continues from a model (GRPO, DPO) starts: ``(base model, adapter or None, origin)``.
+
+    ``base_model`` (+ ``adapter``, a local adapter folder: a missing one is a :class:`ConfigError` that names the
+    SFT recipe) from the config (origin ``config``); else an SFT bundle ``sft_dir`` holding ``base/``,
+    ``adapter/`` and ``READY`` (origin ``sft``); else the tiny offline model built into ``out_dir/tiny`` (origin
+    ``tiny``: smoke runs).
+    """
+    if cfg.base_model is not None:
+        if cfg.adapter is not None and not Path(cfg.adapter, "adapter_config.json").is_file():
+            raise ConfigError(f"adapter {cfg.adapter!r} is not a local adapter folder (no adapter_config.json): train "
+                              "it first (tutorzoo train sft --config configs/train/sft.yaml) or set adapter: null")
+        return cfg.base_model, cfg.adapter, "config"
+    if cfg.sft_dir is not None and Path(cfg.sft_dir, "READY").is_file():
+        base, adapter = Path(cfg.sft_dir, "base"), Path(cfg.sft_dir, "adapter")
+        missing = [str(p) for p in (base, adapter / "adapter_config.json") if not p.exists()]
+        if missing:
+            raise ConfigError(f"{cfg.sft_dir}/READY exists but {missing} do not; rerun the SFT recipe or set "
+                              "sft_dir: null")
+        return str(base), str(adapter), "sft"
+    from train.tiny_model import build_tiny_model
+
+    tiny = out_dir / "tiny"
+    if not (tiny / "config.json").is_file():
+        build_tiny_model(tiny, seed=cfg.seed)
+    return str(tiny), None, "tiny"

@@ -74,6 +74,7 @@ from train.common import (
     RecipeConfig,
     finish_wandb,
     report_to,
+    resolve_start,
     start_wandb,
     write_model_card,
     write_results,
@@ -564,23 +565,6 @@ def _failure(kind: str, spec: EpisodeSpec, turn: int, source: str, exc: BaseExce
 
 
 # ---------------------------------------------------------------------------------------------- training
-def resolve_start(cfg: Config, out_dir: Path) -> tuple[str, str | None, str]:
-    """(base model, starting adapter or None, what it is: ``sft`` | ``config`` | ``tiny``)."""
-    if cfg.base_model is not None:
-        return cfg.base_model, cfg.adapter, "config"
-    if cfg.sft_dir is not None and Path(cfg.sft_dir, "READY").is_file():
-        base, adapter = Path(cfg.sft_dir, "base"), Path(cfg.sft_dir, "adapter")
-        missing = [str(p) for p in (base, adapter / "adapter_config.json") if not p.exists()]
-        if missing:
-            raise ConfigError(f"{cfg.sft_dir}/READY exists but {missing} do not; rerun the SFT recipe or set "
-                              "sft_dir: null")
-        return str(base), str(adapter), "sft"
-    from train.tiny_model import build_tiny_model
-
-    tiny = out_dir / "tiny"
-    if not (tiny / "config.json").is_file():
-        build_tiny_model(tiny, seed=cfg.seed)
-    return str(tiny), None, "tiny"
 
 
 def fit_prompt(messages: list[dict], completions: Sequence[list[dict]], tokenizer: Any, max_length: int

@@ -94,6 +94,7 @@ from train.common import (
     LoraSettings,
     RecipeConfig,
     finish_wandb,
+    resolve_start,
     start_wandb,
     write_model_card,
     write_results,
@@ -637,23 +638,6 @@ def training_rubric(name: str, weights: Mapping[str, float] | None = None) -> An
 
 
 # ---------------------------------------------------------------------------------------------- model loading
-def resolve_start(cfg: GRPORecipeConfig, out_dir: Path) -> tuple[str, str | None, str]:
-    """(base model, starting adapter or None, where they come from: ``config`` | ``sft`` | ``tiny``)."""
-    if cfg.base_model is not None:
-        return cfg.base_model, cfg.adapter, "config"
-    if cfg.sft_dir is not None and Path(cfg.sft_dir, "READY").is_file():
-        base, adapter = Path(cfg.sft_dir, "base"), Path(cfg.sft_dir, "adapter")
-        missing = [str(p) for p in (base, adapter / "adapter_config.json") if not p.exists()]
-        if missing:
-            raise ConfigError(f"{cfg.sft_dir}/READY exists but {missing} do not; rerun the SFT recipe or set "
-                              "sft_dir: null")
-        return str(base), str(adapter), "sft"
-    from train.tiny_model import build_tiny_model
-
-    tiny = out_dir / "tiny"
-    if not (tiny / "config.json").is_file():
-        build_tiny_model(tiny, seed=cfg.seed)
-    return str(tiny), None, "tiny"
 
 
 def load_policy(base: str, adapter: str | None, lora: LoraSettings, train_saved_modules: bool = False,
