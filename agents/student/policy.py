@@ -2,7 +2,12 @@
 
 The env calls ``reset(seed)`` then ``act(observation, info)`` on each student turn. The first ``act`` after
 ``reset`` builds the hidden state from ``info["task"]`` and the persona. Two generators are spawned from the
-seed, one for the model and one for the text, so changing a template never changes the learning dynamics.
+seed *and the episode's identity* (task set, task id, persona name), one for the model and one for the text, so
+changing a template never changes the learning dynamics. The identity is part of the stream because a suite
+runs every task x persona under the same few seeds: with the seed alone, all those episodes would draw the same
+uniforms at the same points (the same "knows the item" draw on every one-item pre-test, the same post-test draw
+after a dialogue that draws nothing), and the educationq suite's 320 episodes per seed would be one sample. Every tutor
+still meets the same student on the same spec (paired comparison); an unseeded ``reset()`` stays fresh entropy.
 
 Example::
 
@@ -12,6 +17,8 @@ Example::
 """
 
 from __future__ import annotations
+
+import hashlib
 
 import numpy as np
 
@@ -48,17 +55,25 @@ class SimulatedStudent:
         return f"simulated:{self.persona.name if self.persona else self.source.name}"
 
     def reset(self, seed: int | None = None) -> None:
-        """Forget the episode; the next ``act`` starts a new one with generators seeded from ``seed``."""
-        model_seq, text_seq = np.random.SeedSequence(seed).spawn(2)
+        """Forget the episode; the next ``act`` starts a new one with generators seeded from ``seed`` and the
+        episode's task and persona (see the module docstring)."""
+        self._seed = seed
+        self._seed_streams(np.random.SeedSequence(seed))
+        self.state = None
+
+    def _seed_streams(self, seq: np.random.SeedSequence) -> None:
+        model_seq, text_seq = seq.spawn(2)
         self._rng = np.random.default_rng(model_seq)
         self._text_rng = np.random.default_rng(text_seq)
-        self.state = None
 
     def _start(self, info: dict) -> StudentState:
         task = info.get("task")
         if not isinstance(task, Task):
             raise ValueError(f"info['task'] must be the full envs.tasks.base.Task, got {type(task).__name__}; "
                              "the env must pass the Task object to the student, not its public view")
+        if self._seed is not None:  # nothing is drawn before this: the streams start here, per episode identity
+            identity = f"{task.task_set}/{task.id}/{self.source.name}"
+            self._seed_streams(np.random.SeedSequence([self._seed, _stable_hash(identity)]))
         if isinstance(self.source, PersonaDistribution):
             self.persona = self.source.sample(self._rng)
         assert self.persona is not None
@@ -103,3 +118,8 @@ class SimulatedStudent:
             discipline_transfer=plan.discipline_transfer,
             privileged=privileged,
         )
+
+
+def _stable_hash(text: str) -> int:
+    """A 64-bit hash of ``text`` that is the same in every process (Python's ``hash`` is salted per process)."""
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "little")
