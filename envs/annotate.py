@@ -9,6 +9,12 @@ which the simulated student treats as off topic.
 
 Rules, in order:
 
+- well-formedness first (:mod:`envs.wellformed`): a turn that is not recognisable language (too few known
+  words, or a string of words with no function words holding them together) earns nothing. It gets the
+  no-credit labels of :func:`Annotator.malformed_act`: intent ``check_understanding`` (the intent SID's SC does
+  not count), strategy ``None``, guidance ``L1``, the previous turn's disciplines (the task's main discipline on
+  the first turn), ``discipline_transfer=False``, no component, no misconception, not a question,
+  ``invalid=True``; only the leak check and the end marker still apply.
 - ``ends_session``: the end marker ``[END]`` (case-insensitive) anywhere in the turn.
 - strategy: the first matching cue group in :data:`STRATEGY_CUES` order; otherwise a question that follows
   a student turn is a ``follow_up_question``; otherwise ``None``.
@@ -30,6 +36,7 @@ from dataclasses import dataclass, field
 from envs.acts import TutorAct
 from envs.leak import AnswerKey, find_leaks
 from envs.tasks.base import Item, Task
+from envs.wellformed import check as check_wellformed
 
 END_MARKER = "[END]"
 _END_RE = re.compile(r"\[\s*end\s*\]", re.IGNORECASE)
@@ -176,6 +183,8 @@ class Annotator:
 
     def annotate(self, utterance: str, ctx: AnnotationContext) -> TutorAct:
         text = utterance
+        if not check_wellformed(text).ok:
+            return self.malformed_act(text, ctx)
         ends = bool(_END_RE.search(text))
         is_question = "?" in text or bool(_PROMPT.search(text))
 
@@ -244,6 +253,28 @@ class Annotator:
             addresses_misconception=quoted_mis or self._misconception(text, target_kc),
             is_question=is_question,
             ends_session=ends,
+        )
+
+    def malformed_act(self, text: str, ctx: AnnotationContext) -> TutorAct:
+        """The act of a turn that is not language (:mod:`envs.wellformed`): the labels that give no credit.
+
+        Its disciplines are the previous turn's, so it neither brings a discipline in nor resets the chain for
+        the next turn's transfer; an answer it states is still a leak, and ``[END]`` still ends the session.
+        """
+        leaks = find_leaks(text, self.answer_keys, givens=self.givens, history=ctx.tutor_history)
+        return TutorAct(
+            intent="check_understanding",
+            strategy=None,
+            guidance_level="L1",
+            disciplines=tuple(ctx.previous_disciplines) or (self.main_discipline,),
+            discipline_transfer=False,
+            target_kc=None,
+            reveals_answer=leaks.leaked,
+            revealed_items=leaks.item_ids,
+            addresses_misconception=None,
+            is_question=False,
+            ends_session=bool(_END_RE.search(text)),
+            invalid=True,
         )
 
     def _topic(self, text: str, ctx: AnnotationContext) -> tuple[str | None, tuple[str, ...]]:

@@ -387,7 +387,10 @@ class TutoringEnv(AECEnv):
         if not isinstance(action, str) or not text.strip():
             self.invalid_turns["tutor"] += 1
             return _invalid_act(self.task), text
-        return self._annotator.annotate(text, self._ctx), text
+        act = self._annotator.annotate(text, self._ctx)
+        if act.invalid:  # not language (envs/wellformed.py): counted like an empty or garbage action
+            self.invalid_turns["tutor"] += 1
+        return act, text
 
     def _decode_act(self, action: Any) -> tuple[TutorAct, str]:
         try:
