@@ -49,7 +49,11 @@ Optional members (the harness checks with ``getattr``):
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel, ValidationError
+
+from envs.errors import ConfigError
 
 if TYPE_CHECKING:
     from eval.judges import Judge
@@ -79,3 +83,18 @@ class SuiteKind(Protocol):
             batch_size: int) -> Iterator[dict]: ...
 
     def metrics(self, records: Sequence[dict], judged: bool) -> dict[str, Any]: ...
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def suite_items(model: type[M], suite: Any, where: str) -> M:
+    """A suite's ``items:`` settings validated by its kind's pydantic ``model``; an error names the field, the
+    value and ``where`` the settings are documented."""
+    try:
+        return model.model_validate(getattr(suite, "items", None) or {})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise ConfigError(f"suite {getattr(suite, 'name', '?')!r}: items.{loc}: {err['msg']} (got "
+                          f"{err.get('input')!r}); {where} takes {sorted(model.model_fields)}") from None

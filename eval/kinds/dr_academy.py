@@ -35,10 +35,11 @@ from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from envs.errors import ConfigError
 from envs.labels import BLOOM_LEVELS
+from eval.kinds.base import suite_items
 from eval.kinds.item_common import (
     NO_JUDGE,
     Request,
@@ -203,13 +204,7 @@ class DrAcademyKind:
     )
 
     def settings(self, suite: Any) -> AcademySettings:
-        try:
-            return AcademySettings.model_validate(getattr(suite, "items", None) or {})
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"])
-            raise ConfigError(f"suite {getattr(suite, 'name', '?')!r}: items.{loc}: {err['msg']} "
-                              f"(got {err.get('input')!r}); see eval/kinds/dr_academy.py") from None
+        return suite_items(AcademySettings, suite, "eval/kinds/dr_academy.py")
 
     def units(self, suite: Any) -> list[AcademyUnit]:
         from envs.tasks import get_task_set

@@ -37,10 +37,11 @@ from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from envs.config import EpisodeSpec
 from envs.errors import ConfigError
+from eval.kinds.base import suite_items
 
 if TYPE_CHECKING:
     from eval.suite import Suite
@@ -129,13 +130,7 @@ class EpisodesKind:
             raise ConfigError(f"episodes suite settings name unknown metrics {unknown}; known: {sorted(known)}")
 
     def for_suite(self, suite: Suite) -> EpisodesKind:
-        try:
-            return EpisodesKind(EpisodeSettings.model_validate(suite.items))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"])
-            raise ConfigError(f"suite {suite.name!r}: items.{loc}: {err['msg']} (got {err.get('input')!r}); the "
-                              f"episodes kind takes {sorted(EpisodeSettings.model_fields)}") from None
+        return EpisodesKind(suite_items(EpisodeSettings, suite, "the episodes kind"))
 
     # ------------------------------------------------------------------ units
     def units(self, suite: Suite) -> list[EpisodeSpec]:

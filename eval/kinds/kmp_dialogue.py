@@ -56,9 +56,10 @@ from functools import lru_cache
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from envs.errors import ConfigError
+from eval.kinds.base import suite_items
 from eval.kinds.item_common import (
     NO_JUDGE,
     Request,
@@ -294,13 +295,7 @@ class KmpDialogueKind:
     )
 
     def settings(self, suite: Any) -> DialogueSettings:
-        try:
-            return DialogueSettings.model_validate(getattr(suite, "items", None) or {})
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"])
-            raise ConfigError(f"suite {getattr(suite, 'name', '?')!r}: items.{loc}: {err['msg']} "
-                              f"(got {err.get('input')!r}); see eval/kinds/kmp_dialogue.py") from None
+        return suite_items(DialogueSettings, suite, "eval/kinds/kmp_dialogue.py")
 
     def units(self, suite: Any) -> list[DialogueUnit]:
         from agents.student.personas import get_persona

@@ -62,9 +62,10 @@ from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from envs.errors import ConfigError
+from eval.kinds.base import suite_items
 from eval.kinds.item_common import (
     NO_JUDGE,
     Reply,
@@ -320,13 +321,7 @@ class KmpSkillsKind:
 
     # ---------------------------------------------------------------- units
     def settings(self, suite: Any) -> SkillsSettings:
-        try:
-            return SkillsSettings.model_validate(getattr(suite, "items", None) or {})
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"])
-            raise ConfigError(f"suite {getattr(suite, 'name', '?')!r}: items.{loc}: {err['msg']} "
-                              f"(got {err.get('input')!r}); see eval/kinds/kmp_skills.py") from None
+        return suite_items(SkillsSettings, suite, "eval/kinds/kmp_skills.py")
 
     def units(self, suite: Any) -> list[SkillsUnit]:
         from envs.tasks.math import FAMILIES
