@@ -42,7 +42,7 @@ def small_corpus():
 
 def test_shipped_config_loads_and_points_at_the_train_split() -> None:
     c = load_recipe_config(CorpusConfig, CONFIG_DIR / "corpus.yaml")
-    assert c.split == "train" and c.tutor == "socratic" and c.suite == "default"
+    assert c.split == "train" and c.tutor == "socratic" and c.suite == "train-sft"
     with pytest.raises(ConfigError, match="min_rewrd"):
         load_recipe_config(CorpusConfig, CONFIG_DIR / "corpus.yaml", ["min_rewrd=0.1"])
 

@@ -209,7 +209,7 @@ def test_fit_prompt_drops_the_oldest_messages_and_keeps_the_system_one() -> None
 def test_the_shipped_config_loads() -> None:
     cfg = load_recipe_config(Config, CONFIG_DIR / "dpo.yaml")
     assert cfg.pairs.uses_policy() and sum(cfg.pairs.candidates.values()) >= 2
-    assert cfg.pairs.suite == "default" and cfg.eval_suite == "default"
+    assert cfg.pairs.suite == "train-sft" and cfg.eval_suite == "train-sft"
 
 
 @pytest.mark.parametrize(("override", "message"), [
@@ -217,7 +217,7 @@ def test_the_shipped_config_loads() -> None:
     ("pairs.candidates={socratic: 1}", "at least 2 turns"),
     ("pairs.candidates={socratic: -1, random: 3}", "count >= 0"),
     ("pairs.continuation_tutor=hf:models/tiny", "the model being trained is named 'policy'"),
-    ("adapter=some/adapter", "without base_model"),
+    ("base_model=null", "without base_model"),
     ("beta=0", "beta"),
     ("pairs.episodes=0", "pairs.episodes"),
 ])
@@ -243,7 +243,7 @@ def test_dpo_smoke_from_the_config_trains_the_adapter(tiny_model_dir: Path, tmp_
     monkeypatch.setenv("WANDB_DIR", str(tmp_path))
     monkeypatch.setenv("WANDB_MODE", "offline")
     cfg = load_recipe_config(Config, CONFIG_DIR / "dpo.yaml",
-                             _smoke_overrides(tmp_path, base_model=str(tiny_model_dir), sft_dir="null",
+                             _smoke_overrides(tmp_path, base_model=str(tiny_model_dir), sft_dir="null", adapter="null",
                                               eval_episodes=2, eval_max_new_tokens=8, eval_batch_size=2,
                                               heldout_pairs=2))
     results = run(cfg)
@@ -290,7 +290,8 @@ def test_dpo_from_an_sft_adapter_keeps_training_that_adapter(tiny_model_dir: Pat
     model.save_pretrained(sft / "adapter")
     (sft / "READY").write_text("ok\n")
     monkeypatch.setenv("WANDB_DIR", str(tmp_path))
-    overrides = _smoke_overrides(tmp_path, sft_dir=str(sft), **{"pairs.candidates": "{policy: 2, lecturer: 1}"})
+    overrides = _smoke_overrides(tmp_path, sft_dir=str(sft), base_model="null", adapter="null",
+                                 **{"pairs.candidates": "{policy: 2, lecturer: 1}"})
     cfg = load_recipe_config(Config, CONFIG_DIR / "dpo.yaml", overrides)
     results = run(cfg)
     assert results["start"] == "sft" and results["start_adapter"] == str(sft / "adapter")

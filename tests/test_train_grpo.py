@@ -53,7 +53,7 @@ def test_accelerate_configs_load(name: str) -> None:
 
 @pytest.mark.parametrize(("overrides", "needle"), [
     (["use_vllm=true"], "vllm_server_base_url"),
-    (["adapter=some/dir"], "base_model"),
+    (["base_model=null"], "base_model"),
     (["max_new_tokens=900"], "max_completion_length"),
     (["num_generations=1"], "num_generations"),
     (["train_specs.protocol={max_turnz: 3}"], "max_turnz"),
@@ -332,7 +332,7 @@ def test_grpo_smoke_from_config(tiny_model_dir: Path, tmp_path: Path, monkeypatc
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_DIR", str(tmp_path))
     cfg = load_recipe_config(Config, CONFIG_DIR / "grpo.yaml", [
-        f"out_dir={tmp_path / 'out'}", "sft_dir=null", f"base_model={tiny_model_dir}", "max_steps=3",
+        f"out_dir={tmp_path / 'out'}", "sft_dir=null", f"base_model={tiny_model_dir}", "adapter=null", "max_steps=3",
         "train_specs.max_specs=4", "max_new_tokens=16", "train_specs.protocol={max_turns: 2}", "learning_rate=1e-3",
         "eval.limit=2", "eval.max_new_tokens=16", "report_k=1",
     ])
@@ -360,7 +360,8 @@ def test_grpo_two_cpu_processes(tiny_model_dir: Path, tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "accelerate.commands.launch", "--config_file",
            str(CONFIG_DIR / "accelerate" / "cpu_ddp.yaml"),
            "-m", "train.grpo", "--config", str(CONFIG_DIR / "grpo.yaml"),
-           "--set", "sft_dir=null", "--set", f"base_model={tiny_model_dir}", "--set", "max_steps=2",
+           "--set", "sft_dir=null", "--set", f"base_model={tiny_model_dir}", "--set", "adapter=null",
+           "--set", "max_steps=2",
            "--set", "max_new_tokens=16", "--set", "train_specs.protocol={max_turns: 2}", "--set", "eval.enabled=false",
            "--set", f"out_dir={tmp_path / 'out'}"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)

@@ -14,7 +14,13 @@ pytest.importorskip("peft")
 from envs.errors import ConfigError  # noqa: E402
 from train.common import CONFIG_DIR, load_recipe_config  # noqa: E402
 from train.corpus import CorpusConfig, build_dataset  # noqa: E402
-from train.sft import SFTRecipeConfig, ensure_corpus, make_trainer, training_dataset  # noqa: E402
+from train.sft import (  # noqa: E402
+    SFTRecipeConfig,
+    ensure_corpus,
+    load_init_adapter,
+    make_trainer,
+    training_dataset,
+)
 
 
 def test_shipped_config_loads_and_bad_keys_are_named() -> None:
@@ -31,6 +37,32 @@ def test_a_missing_corpus_names_the_command(tmp_path: Path) -> None:
     cfg = SFTRecipeConfig(base_model="x", corpus=str(tmp_path / "nope"))
     with pytest.raises(ConfigError, match="tutorzoo train corpus"):
         ensure_corpus(cfg)
+
+
+def test_init_adapter_continues_a_saved_adapter_and_a_missing_one_is_named(tiny_model_dir: Path,
+                                                                          tmp_path: Path) -> None:
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    with pytest.raises(ConfigError, match="init_adapter: null"):
+        load_init_adapter(AutoModelForCausalLM.from_pretrained(tiny_model_dir), str(tmp_path / "nope"))
+    torch.manual_seed(0)
+    first = get_peft_model(AutoModelForCausalLM.from_pretrained(tiny_model_dir),
+                           LoraConfig(r=4, target_modules="all-linear", modules_to_save=["lm_head"],
+                                      init_lora_weights=False))
+    first.save_pretrained(str(tmp_path / "adapter"))
+    saved = {n: p.detach().clone() for n, p in first.named_parameters() if p.requires_grad}
+    corpus, _ = build_dataset(CorpusConfig(limit=1, wandb={"mode": "disabled"}))
+    cfg = SFTRecipeConfig(base_model=str(tiny_model_dir), corpus="unused", init_adapter=str(tmp_path / "adapter"),
+                          lora={"r": 16}, max_steps=1, wandb={"mode": "disabled"})
+    model = load_init_adapter(AutoModelForCausalLM.from_pretrained(tiny_model_dir), cfg.init_adapter)
+    trainer = make_trainer(cfg, model, AutoTokenizer.from_pretrained(tiny_model_dir), training_dataset(corpus),
+                           tmp_path, None)
+    trainable = {n: p for n, p in trainer.model.named_parameters() if p.requires_grad}
+    # the very adapter that was saved, trainable (its LoRA and its full lm_head copy), not a new r=16 LoRA
+    assert trainable.keys() == saved.keys()
+    assert all(torch.equal(trainable[n].detach(), saved[n]) for n in saved)
 
 
 def _expected_assistant_mask(tokenizer, messages: list[dict]) -> tuple[list[int], list[bool]]:

@@ -85,6 +85,9 @@ class SFTRecipeConfig(RecipeConfig):
     corpus: str = Field(description="The corpus: a train.corpus out_dir, its dataset folder or corpus.jsonl.")
     corpus_config: str | None = Field(default=None, description="Build the corpus from this config when missing.")
     lora: LoraSettings = Field(default_factory=LoraSettings)
+    init_adapter: str | None = Field(
+        default=None, description="Continue training this LoRA adapter of base_model (e.g. an earlier SFT run's "
+        "adapter/, its modules_to_save included) instead of a new one (`lora`, `modules_to_save` unused).")
     modules_to_save: list[str] = Field(default_factory=list, description="Modules trained in full next to LoRA.")
     learning_rate: float = Field(default=2e-3, gt=0)
     num_train_epochs: float = Field(default=1.0, gt=0)
@@ -97,6 +100,9 @@ class SFTRecipeConfig(RecipeConfig):
     weight_decay: float = Field(default=0.0, ge=0)
     logging_steps: int = Field(default=10, ge=1)
     threads: int | None = Field(default=1, ge=1, description="torch CPU threads (None: torch's default).")
+    gradient_checkpointing: bool = Field(
+        default=False, description="Recompute activations in the backward pass (TRL's SFTConfig defaults it on): "
+        "saves memory on a large model, costs about a third more compute on a small one.")
     eval: EvalSettings = Field(default_factory=EvalSettings)
 
 
@@ -160,14 +166,17 @@ def make_trainer(cfg: SFTRecipeConfig, model: Any, tokenizer: Any, dataset: Any,
     """TRL's ``SFTTrainer`` with the LoRA adapter and tutor-turn-only loss (CPU, fp32)."""
     from trl import SFTConfig, SFTTrainer
 
-    peft_config = cfg.lora.peft_config()
-    if cfg.modules_to_save:
-        peft_config.modules_to_save = list(cfg.modules_to_save)
+    peft_config = None
+    if cfg.init_adapter is None:  # else `model` already carries the trainable adapter (load_init_adapter)
+        peft_config = cfg.lora.peft_config()
+        if cfg.modules_to_save:
+            peft_config.modules_to_save = list(cfg.modules_to_save)
     args = SFTConfig(
         output_dir=str(out_dir / "trainer"),
         assistant_only_loss=True,
         use_cpu=True,
         bf16=False,
+        gradient_checkpointing=cfg.gradient_checkpointing,
         learning_rate=cfg.learning_rate,
         num_train_epochs=cfg.num_train_epochs,
         max_steps=cfg.max_steps,
@@ -195,6 +204,16 @@ def adapter_parameters(model: Any) -> dict[str, Any]:
     return {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
 
 
+def load_init_adapter(model: Any, adapter: str) -> Any:
+    """``model`` with the LoRA adapter folder ``adapter`` loaded trainable (a missing folder is a ConfigError)."""
+    from peft import PeftModel
+
+    if not Path(adapter, "adapter_config.json").is_file():
+        raise ConfigError(f"init_adapter {adapter!r} is not a LoRA adapter folder (no adapter_config.json); "
+                          "point it at an SFT run's adapter/ or set init_adapter: null")
+    return PeftModel.from_pretrained(model, adapter, is_trainable=True)
+
+
 def run(cfg: SFTRecipeConfig) -> dict:
     """Train, save the adapter and its model card, evaluate on the held-out split; returns the results."""
     import torch
@@ -206,6 +225,8 @@ def run(cfg: SFTRecipeConfig) -> dict:
     corpus = ensure_corpus(cfg)
     dataset = training_dataset(corpus)
     model, tokenizer = load_model_and_tokenizer(base)
+    if cfg.init_adapter is not None:
+        model = load_init_adapter(model, cfg.init_adapter)
     wandb_run = start_wandb(RECIPE, cfg, out_dir)
     try:
         trainer = make_trainer(cfg, model, tokenizer, dataset, out_dir, wandb_run)
@@ -224,6 +245,7 @@ def run(cfg: SFTRecipeConfig) -> dict:
             "base_model": base,
             "adapter": str(adapter_dir),
             "corpus": cfg.corpus,
+            "init_adapter": cfg.init_adapter,
             "corpus_conversations": len(dataset),
             "train_steps": trainer.state.global_step,
             "train_seconds": round(train_seconds, 1),
