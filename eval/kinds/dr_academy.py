@@ -30,7 +30,6 @@ Suite settings (``items:``)::
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Literal
 
@@ -42,8 +41,8 @@ from envs.labels import BLOOM_LEVELS
 from eval.kinds.base import suite_items
 from eval.kinds.item_common import (
     NO_JUDGE,
+    Reply,
     Request,
-    ask,
     base_record,
     failure_rate,
     format_failure,
@@ -53,8 +52,10 @@ from eval.kinds.item_common import (
     mean_summary,
     not_computed,
     passed,
+    run_single_replies,
     spec,
     tutor_failure,
+    unit_seed,
 )
 
 RUBRIC = "dr_academy"
@@ -247,27 +248,17 @@ class DrAcademyKind:
 
     def run(self, units: Sequence[AcademyUnit], tutor: Any, tutor_name: str, judge: Any,
             batch_size: int = 1) -> Iterator[dict]:
-        size = max(1, int(batch_size))
-        for start in range(0, len(units), size):
-            chunk = list(units[start : start + size])
-            requests = [self._request(u) for u in chunk]
-            replies = ask(tutor, requests, size)
-            records = []
-            for u, req, reply in zip(chunk, requests, replies, strict=True):
-                questions, why = parse_questions(reply.text)
-                rec = {"key": u.key(), "tutor": tutor_name, "unit": u.model_dump(),
-                       "prompt": req.messages[-1]["content"], "response": reply.text,
-                       "grades": {"format_ok": why is None, "questions": questions,
-                                  "n_usable": sum(len(v) for v in questions.values())},
-                       "judgments": [], "failures": []}
-                if reply.text is None:
-                    rec["failures"].append(tutor_failure("question generation", reply))
-                elif why is not None:
-                    rec["failures"].append(format_failure("question generation", why))
-                records.append(rec)
-            if judge is not None:
-                self._judge(chunk, records, judge)
-            yield from records
+        return run_single_replies(units, tutor, tutor_name, judge, batch_size, self._request, self._grade, self._judge)
+
+    @staticmethod
+    def _grade(u: AcademyUnit, reply: Reply, rec: dict[str, Any]) -> None:
+        questions, why = parse_questions(reply.text)
+        rec["grades"] = {"format_ok": why is None, "questions": questions,
+                         "n_usable": sum(len(v) for v in questions.values())}
+        if reply.text is None:
+            rec["failures"].append(tutor_failure("question generation", reply))
+        elif why is not None:
+            rec["failures"].append(format_failure("question generation", why))
 
     def _request(self, u: AcademyUnit) -> Request:
         from envs.tasks import get_task_set
@@ -277,8 +268,8 @@ class DrAcademyKind:
         item = {"kind": "question_generation", "key": u.key(), "task_set": u.task_set, "task_id": u.task_id,
                 "kcs": list(u.kcs), "context_type": u.context_type, "context": u.context}
         view = get_task_set(u.task_set).build(u.task_id, np.random.default_rng(0)).public_view()
-        seed = int.from_bytes(hashlib.sha256(u.key().encode()).digest()[:4], "little")
-        return Request([{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}], item, seed, view)
+        return Request([{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}], item,
+                       unit_seed(u.key()), view)
 
     def _judge(self, units: list[AcademyUnit], records: list[dict], judge: Any) -> None:
         for criteria in (CRITERIA, INTERDISCIPLINARY_CRITERIA):

@@ -17,9 +17,10 @@ Example::
 
 from __future__ import annotations
 
+import hashlib
 import re
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,6 +105,32 @@ def _ask_batch(tutor: Any, chunk: list[Request]) -> list[Reply]:
                             f"replies for {len(chunk)} requests") for _ in chunk]
     return [Reply(t) if isinstance(t, str) else Reply(None, f"the tutor returned {type(t).__name__}, not text")
             for t in texts]
+
+
+def unit_seed(key: str) -> int:
+    """The tutor's seed for one request, from the unit's key alone (the same whatever shares its batch)."""
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "little")
+
+
+def run_single_replies(units: Sequence[Any], tutor: Any, tutor_name: str, judge: Any, batch_size: int,
+                       request: Callable[[Any], Request], grade: Callable[[Any, Reply, dict[str, Any]], None],
+                       judge_chunk: Callable[[list[Any], list[dict], Any], None]) -> Iterator[dict]:
+    """The ``run`` of a kind that asks one reply per unit: chunks of ``batch_size`` units are asked together,
+    ``grade(unit, reply, record)`` fills each record's grades and failures, ``judge_chunk(units, records, judge)``
+    adds the judgments (with a judge); records come back in unit order."""
+    size = max(1, int(batch_size))
+    for start in range(0, len(units), size):
+        chunk = list(units[start : start + size])
+        requests = [request(u) for u in chunk]
+        records = []
+        for u, req, reply in zip(chunk, requests, ask(tutor, requests, size), strict=True):
+            rec = {"key": u.key(), "tutor": tutor_name, "unit": u.model_dump(), "prompt": req.messages[-1]["content"],
+                   "response": reply.text, "grades": {}, "judgments": [], "failures": []}
+            grade(u, reply, rec)
+            records.append(rec)
+        if judge is not None:
+            judge_chunk(chunk, records, judge)
+        yield from records
 
 
 def tutor_failure(phase: str, reply: Reply) -> dict[str, Any]:

@@ -62,8 +62,8 @@ from envs.errors import ConfigError
 from eval.kinds.base import suite_items
 from eval.kinds.item_common import (
     NO_JUDGE,
+    Reply,
     Request,
-    ask,
     base_record,
     failure_rate,
     group_by_tutor,
@@ -71,9 +71,11 @@ from eval.kinds.item_common import (
     judge_many,
     mean_summary,
     not_computed,
+    run_single_replies,
     spec,
     stat_summary,
     tutor_failure,
+    unit_seed,
 )
 
 RUBRIC = "kmp_dialogue"
@@ -326,23 +328,13 @@ class KmpDialogueKind:
 
     def run(self, units: Sequence[DialogueUnit], tutor: Any, tutor_name: str, judge: Any,
             batch_size: int = 1) -> Iterator[dict]:
-        size = max(1, int(batch_size))
-        for start in range(0, len(units), size):
-            chunk = list(units[start : start + size])
-            requests = [self._request(u) for u in chunk]
-            replies = ask(tutor, requests, size)
-            records = []
-            for u, req, reply in zip(chunk, requests, replies, strict=True):
-                rec = {"key": u.key(), "tutor": tutor_name, "unit": u.model_dump(),
-                       "prompt": req.messages[-1]["content"], "response": reply.text,
-                       "grades": {"principles": list(u.principles), "criteria": criteria_for(u.principles)},
-                       "judgments": [], "failures": []}
-                if reply.text is None:
-                    rec["failures"].append(tutor_failure("dialogue turn", reply))
-                records.append(rec)
-            if judge is not None:
-                self._judge(chunk, records, judge)
-            yield from records
+        return run_single_replies(units, tutor, tutor_name, judge, batch_size, self._request, self._grade, self._judge)
+
+    @staticmethod
+    def _grade(u: DialogueUnit, reply: Reply, rec: dict[str, Any]) -> None:
+        rec["grades"] = {"principles": list(u.principles), "criteria": criteria_for(u.principles)}
+        if reply.text is None:
+            rec["failures"].append(tutor_failure("dialogue turn", reply))
 
     def _request(self, u: DialogueUnit) -> Request:
         item = {"kind": "kmp_dialogue", "key": u.key(), "principles": list(u.principles),
@@ -352,8 +344,7 @@ class KmpDialogueKind:
                            "tutor_turns": [h["text"] for h in u.history if h["speaker"] == "tutor"],
                            "history": [h["text"] for h in u.history]}}
         messages = [{"role": "system", "content": u.system_prompt}, {"role": "user", "content": _user_prompt(u)}]
-        seed = int.from_bytes(hashlib.sha256(u.key().encode()).digest()[:4], "little")
-        return Request(messages, item, seed, _episode_task_view(u.task_id, u.seed, u.max_turns))
+        return Request(messages, item, unit_seed(u.key()), _episode_task_view(u.task_id, u.seed, u.max_turns))
 
     def _judge(self, units: list[DialogueUnit], records: list[dict], judge: Any) -> None:
         by_set: dict[tuple[str, ...], list[int]] = {}

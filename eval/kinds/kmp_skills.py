@@ -86,6 +86,7 @@ from eval.kinds.item_common import (
     spec,
     stat_summary,
     tutor_failure,
+    unit_seed,
 )
 
 Skill = Literal["followup", "error", "generation"]
@@ -205,8 +206,6 @@ def _numbered(steps: Sequence[str]) -> str:
     return "\n".join(f"Step {i + 1}: {s}" for i, s in enumerate(steps))
 
 
-def _unit_seed(key: str) -> int:
-    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "little")
 
 
 # --- reply parsing -----------------------------------------------------------------------------------------
@@ -382,7 +381,7 @@ class KmpSkillsKind:
                 u = units[i]
                 chats[u.key()].append({"role": "user", "content": user_turns[i][turn]})
                 reqs.append(Request(list(chats[u.key()]), {**items[i][turn], "key": f"{u.key()}#t{turn + 1}"},
-                                    _unit_seed(f"{u.key()}#t{turn + 1}"), views[u.key()]))
+                                    unit_seed(f"{u.key()}#t{turn + 1}"), views[u.key()]))
             got = ask(tutor, reqs, size)
             still = []
             for i, reply in zip(alive, got, strict=True):
