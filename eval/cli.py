@@ -16,6 +16,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -86,17 +87,6 @@ def _judge_config(args: argparse.Namespace):
     return judge_config_from_args(args)
 
 
-def _optional_module(name: str):
-    """An optional module of this tree (report.html, W&B), or None while it is not there."""
-    import importlib
-
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name == name:
-            return None
-        raise
-
 
 def cmd_eval(args: argparse.Namespace, console: Console) -> int:
     from eval.leaderboard import build, print_leaderboard, write_report
@@ -129,24 +119,22 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> int:
     written = [result.path, out / "metrics.json", out / "report.md"]
     code = EXIT_OK
     if not args.no_html:
-        html = _optional_module("eval.report_html")
-        if html is None:
-            console.print("report.html not written: eval/report_html.py is not in this tree.")
-        elif _optional_module("matplotlib") is None:
+        if importlib.util.find_spec("matplotlib") is None:
             console.print("report.html not written: it needs matplotlib (pip install 'tutorzoo[report]').")
         else:
+            from eval.report_html import write_html_report
+
             try:
-                written.append(html.write_html_report(out, board, result.records, run_info))
+                written.append(write_html_report(out, board, result.records, run_info))
             except Exception as exc:  # the records and metrics are written already; say what failed
                 console.print(f"[red]report.html failed: {type(exc).__name__}: {exc}[/red]")
                 code = EXIT_ERROR
     if args.wandb:
-        wandb_log = _optional_module("eval.wandb_log")
-        if wandb_log is None:
-            raise ConfigError("--wandb needs eval/wandb_log.py, which is not in this tree")
+        from eval.wandb_log import log_run
+
         info = {**run_info, "limit": args.limit, "workers": args.workers, "executor": args.executor,
                 "batch_size": args.batch_size, "judge_config": judge_config.model_dump() if judge_config else None}
-        run_dir = wandb_log.log_run(out, info, result.records, board, project=args.wandb_project)
+        run_dir = log_run(out, info, result.records, board, project=args.wandb_project)
         if run_dir is not None:
             console.print(f"W&B run: {run_dir}")
     unit = "episodes" if episodes else "records"
@@ -246,11 +234,9 @@ def _model_args(p: argparse.ArgumentParser) -> None:
 
 
 def _judge_args(p: argparse.ArgumentParser) -> None:
-    """``--judge`` and its options, from :mod:`eval.judges.cli` (absent while that module is not in this tree)."""
-    try:
-        from eval.judges.cli import add_judge_args
-    except ImportError:
-        return
+    """``--judge`` and its options, from :mod:`eval.judges.cli`."""
+    from eval.judges.cli import add_judge_args
+
     add_judge_args(p)
 
 

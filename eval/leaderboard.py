@@ -154,7 +154,11 @@ def print_leaderboard(board: dict, title: str, console: Console | None = None) -
 
 def write_report(board: dict, out_dir: Path, title: str, run_info: dict) -> None:
     """``metrics.json`` (every metric per tutor with CI and N, the failure summary, what was not computed and
-    why) and ``report.md``. Nothing in them depends on timing or on how the run was executed."""
+    why) and ``report.md``. Nothing in them depends on timing or on how the run was executed; secrets in
+    ``run_info`` are masked."""
+    from eval.tracking import scrub_secrets
+
+    run_info = scrub_secrets(run_info)
     out_dir.mkdir(parents=True, exist_ok=True)
     metrics = board["metrics"]
     payload = {

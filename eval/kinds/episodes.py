@@ -83,14 +83,9 @@ class EpisodeSettings(BaseModel):
     legend: str | None = Field(default=None, description="Line printed under the leaderboard.")
 
 
-def _sid_module() -> ModuleType | None:
-    """:mod:`eval.judges.sid` (SID rubric scoring), or None while it is not in this tree."""
-    try:
-        return importlib.import_module(SID_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name in (SID_MODULE, "eval.judges"):
-            return None
-        raise
+def _sid_module() -> ModuleType:
+    """:mod:`eval.judges.sid` (SID rubric scoring), imported when a suite scores it."""
+    return importlib.import_module(SID_MODULE)
 
 
 def _spec_names(specs: Any) -> set[str]:
@@ -166,8 +161,6 @@ class EpisodesKind:
     def _judge(self, record: dict, judge: Any) -> None:
         """SID's five rubrics on the finished episode; a judge failure is recorded on the record, not raised."""
         sid = _sid_module()
-        if sid is None:
-            raise ConfigError("the suite scores SID rubrics but eval/judges/sid.py is not in this tree")
         try:
             verdict = sid.judge_episode(record, judge)
         except Exception as exc:  # a judge crash fails this record's judgment only
@@ -207,16 +200,12 @@ class EpisodesKind:
             group["n_units"] = group["n_episodes"]
         specs: dict[str, Any] = dict(METRICS)
         if SID_RUBRIC in self.rubrics:
-            sid = _sid_module()
-            if sid is None:
-                out["notes"] = [f"{SID_RUBRIC} not scored: eval/judges/sid.py is not in this tree"]
-            else:
-                extra = sid.sid_rubric_metrics(list(records), judged)
-                for tutor, group in extra.get("groups", {}).items():
-                    if tutor in out["groups"]:
-                        out["groups"][tutor]["metrics"].update(group["metrics"])
-                specs.update(extra.get("specs", {}))
-                if "judge_failures" in extra:
-                    out["judge_failures"] = extra["judge_failures"]
+            extra = _sid_module().sid_rubric_metrics(list(records), judged)
+            for tutor, group in extra.get("groups", {}).items():
+                if tutor in out["groups"]:
+                    out["groups"][tutor]["metrics"].update(group["metrics"])
+            specs.update(extra.get("specs", {}))
+            if "judge_failures" in extra:
+                out["judge_failures"] = extra["judge_failures"]
         out["specs"] = specs
         return out
