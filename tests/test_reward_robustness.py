@@ -68,6 +68,8 @@ def _paired(seeds: int, other: str, family: str, key: str) -> tuple[float, float
 LEARNING_GAIN_KNOWN_FAILURES: dict[tuple[str, str], str] = {
     ("adv_echo", "sid_core"): "near-tie, -0.015 +/- 0.040: echoing the student's answer with 'why?' is a "
                               "self-explanation prompt",
+    ("lecturer", "sid_core"): "near-tie, -0.040 +/- 0.032 over math + STEM: socratic and lecturer tie on the STEM "
+                              "lessons (benchmarks/tutor_ranking.py --task-set stem); the reward ranks them",
 }
 
 
