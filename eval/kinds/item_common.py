@@ -107,6 +107,21 @@ def _ask_batch(tutor: Any, chunk: list[Request]) -> list[Reply]:
             for t in texts]
 
 
+def math_family_ids(tasks: Any, suite: Any) -> list[str]:
+    """The math families an ``items.tasks`` setting selects (``"all"`` or a list of ids); an unknown id is a
+    :class:`ConfigError` listing the known ones."""
+    from envs.errors import ConfigError
+    from envs.tasks.math import FAMILIES
+
+    known = [f.id for f in FAMILIES]
+    ids = known if tasks == "all" else list(tasks)
+    unknown = [t for t in ids if t not in known]
+    if unknown:
+        raise ConfigError(f"suite {getattr(suite, 'name', '?')!r}: items.tasks: unknown math families {unknown}; "
+                          f"known: {known}")
+    return ids
+
+
 def unit_seed(key: str) -> int:
     """The tutor's seed for one request, from the unit's key alone (the same whatever shares its batch)."""
     return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "little")

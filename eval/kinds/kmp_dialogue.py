@@ -58,7 +58,6 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from envs.errors import ConfigError
 from eval.kinds.base import suite_items
 from eval.kinds.item_common import (
     NO_JUDGE,
@@ -69,6 +68,7 @@ from eval.kinds.item_common import (
     group_by_tutor,
     judge_failure,
     judge_many,
+    math_family_ids,
     mean_summary,
     not_computed,
     run_single_replies,
@@ -301,15 +301,9 @@ class KmpDialogueKind:
 
     def units(self, suite: Any) -> list[DialogueUnit]:
         from agents.student.personas import get_persona
-        from envs.tasks.math import FAMILIES
 
         s = self.settings(suite)
-        known = [f.id for f in FAMILIES]
-        ids = known if s.tasks == "all" else list(s.tasks)
-        unknown = [t for t in ids if t not in known]
-        if unknown:
-            raise ConfigError(f"suite {getattr(suite, 'name', '?')!r}: items.tasks: unknown math families {unknown}; "
-                              f"known: {known}")
+        ids = math_family_ids(s.tasks, suite)
         for p in s.personas:
             get_persona(p)  # ConfigError with a did-you-mean
         seeds = list(range(s.seeds)) if isinstance(s.seeds, int) else list(s.seeds)

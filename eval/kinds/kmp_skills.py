@@ -64,7 +64,6 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from envs.errors import ConfigError
 from eval.kinds.base import suite_items
 from eval.kinds.item_common import (
     NO_JUDGE,
@@ -79,6 +78,7 @@ from eval.kinds.item_common import (
     judge_failure,
     judge_many,
     last_field,
+    math_family_ids,
     mean_summary,
     not_computed,
     parse_answer_line,
@@ -323,15 +323,9 @@ class KmpSkillsKind:
         return suite_items(SkillsSettings, suite, "eval/kinds/kmp_skills.py")
 
     def units(self, suite: Any) -> list[SkillsUnit]:
-        from envs.tasks.math import FAMILIES
 
         s = self.settings(suite)
-        known = [f.id for f in FAMILIES]
-        ids = known if s.tasks == "all" else list(s.tasks)
-        unknown = [t for t in ids if t not in known]
-        if unknown:
-            raise ConfigError(f"suite {getattr(suite, 'name', '?')!r}: items.tasks: unknown math families {unknown}; "
-                              f"known: {known}")
+        ids = math_family_ids(s.tasks, suite)
         seeds = list(range(s.seeds)) if isinstance(s.seeds, int) else list(s.seeds)
         out: list[SkillsUnit] = []
         for task_id in ids:
