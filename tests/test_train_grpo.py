@@ -8,6 +8,7 @@ import math
 import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from envs.errors import ConfigError
@@ -119,6 +120,16 @@ def test_reward_curve_first_and_last_k() -> None:
     assert (curve["first_k_mean"], curve["last_k_mean"], curve["delta"]) == (1.5, 5.5, 4.0)
     assert reward_curve(history, k=10)["k"] == 3  # never overlapping windows
     assert "delta" not in reward_curve([], k=2)
+    assert curve["slope"] == 1.0 and curve["slope_ci95"] == [1.0, 1.0]  # a noiseless line: every resample agrees
+    assert curve["delta_ci95"][0] > 0  # the last window is above the first in every resample
+
+
+def test_reward_curve_flat_noise_is_not_a_clear_rise() -> None:
+    values = np.random.default_rng(1).normal(0.0, 1.0, 64)
+    curve = reward_curve([{"step": i + 1, "reward": float(v)} for i, v in enumerate(values)], k=8)
+    assert curve["slope_ci95"][0] < 0 < curve["slope_ci95"][1]
+    assert curve["delta_ci95"][0] < 0 < curve["delta_ci95"][1]
+    assert curve == reward_curve([{"step": i + 1, "reward": float(v)} for i, v in enumerate(values)], k=8)
 
 
 # ---------------------------------------------------------------------------------------------- rollouts

@@ -698,9 +698,11 @@ def evaluate(base: str, adapter: str | None, settings: EvalSettings, out_dir: Pa
     return out
 
 
-def reward_curve(log_history: Sequence[Mapping], k: int, key: str = "reward") -> dict[str, Any]:
-    """The per-step values of ``key`` in TRL's log history and the means of the first and last ``k`` steps (at
-    most half the steps each, so the windows never overlap).
+def reward_curve(log_history: Sequence[Mapping], k: int, key: str = "reward", n_boot: int = 2000) -> dict[str, Any]:
+    """The per-step values of ``key`` in TRL's log history, the means of the first and last ``k`` steps (at
+    most half the steps each, so the windows never overlap) and whether the rise is clear: a 95% percentile
+    bootstrap interval of ``delta`` (steps resampled within each window) and the least-squares ``slope`` per step
+    over the whole run with its bootstrap interval (steps resampled), both from a fixed seed (reproducible).
 
     Example::
 
@@ -713,7 +715,25 @@ def reward_curve(log_history: Sequence[Mapping], k: int, key: str = "reward") ->
         k = max(1, min(k, len(values) // 2))  # the two windows never overlap
         out.update(k=k, first_k_mean=float(np.mean(values[:k])), last_k_mean=float(np.mean(values[-k:])))
         out["delta"] = out["last_k_mean"] - out["first_k_mean"]
+    if len(values) >= 4:
+        rng = np.random.default_rng(0)
+        first, last = np.asarray(values[:k]), np.asarray(values[-k:])
+        boot = (last[rng.integers(0, k, (n_boot, k))].mean(axis=1)
+                - first[rng.integers(0, k, (n_boot, k))].mean(axis=1))
+        out["delta_ci95"] = [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))]
+        x, y = np.asarray(out["steps"], dtype=float), np.asarray(values)
+        out["slope"] = _slope(x, y)
+        idx = rng.integers(0, len(x), (n_boot, len(x)))
+        slopes = [_slope(x[i], y[i]) for i in idx]
+        out["slope_ci95"] = [float(np.nanpercentile(slopes, 2.5)), float(np.nanpercentile(slopes, 97.5))]
     return out
+
+
+def _slope(x: np.ndarray, y: np.ndarray) -> float:
+    """The least-squares slope of ``y`` on ``x`` (NaN when every ``x`` is the same)."""
+    dx = x - x.mean()
+    ss = float(dx @ dx)
+    return float(dx @ (y - y.mean()) / ss) if ss > 0 else float("nan")
 
 
 # ---------------------------------------------------------------------------------------------- the recipe
@@ -809,7 +829,8 @@ def _card_results(results: Mapping[str, Any]) -> dict[str, Any]:
     """The results without the per-step curves (for the model card)."""
     out = {k: v for k, v in results.items() if k not in ("reward_curve", "components")}
     curve = results.get("reward_curve") or {}
-    out["train_reward"] = {k: curve[k] for k in ("k", "first_k_mean", "last_k_mean", "delta") if k in curve}
+    out["train_reward"] = {k: curve[k] for k in ("k", "first_k_mean", "last_k_mean", "delta", "delta_ci95", "slope",
+                                                 "slope_ci95") if k in curve}
     return out
 
 
