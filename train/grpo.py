@@ -40,7 +40,8 @@ Without a starting adapter a fresh LoRA (``lora``) is trained.
 held-out split through :func:`train.common.evaluate_tutor` — the SFT recipe's evaluation, same specs, seeds and
 tutor settings. ``results.json`` holds their learning gain and SID TotalScore, the training reward curve (the
 mean of the first ``report_k`` steps against the last ``report_k``; with a spec set of ``prompts_per_step *
-report_k`` specs both windows visit every spec exactly once) and each reward component's curve.
+report_k`` specs both windows visit every spec exactly once; with bootstrap intervals of their difference and of
+the least-squares slope over all steps, which tells a clear rise from noise) and each reward component's curve.
 ``log_history.jsonl`` gets every logged step as it happens.
 
 **GPUs and real models.** The recipe is the same; on GPUs set ``bf16`` (automatic when supported) and launch
@@ -90,6 +91,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from agents.tutor.llm import PartialBatchError
 from envs.config import EpisodeSpec, make_config
 from envs.errors import ConfigError
+from eval.metrics.stats import DEFAULT_SEED, bootstrap_ci, nanmean_rows, percentile_interval, resample_indices
 from train.common import (
     LoraSettings,
     RecipeConfig,
@@ -716,24 +718,23 @@ def reward_curve(log_history: Sequence[Mapping], k: int, key: str = "reward", n_
         out.update(k=k, first_k_mean=float(np.mean(values[:k])), last_k_mean=float(np.mean(values[-k:])))
         out["delta"] = out["last_k_mean"] - out["first_k_mean"]
     if len(values) >= 4:
-        rng = np.random.default_rng(0)
+        rng = np.random.default_rng(DEFAULT_SEED)
         first, last = np.asarray(values[:k]), np.asarray(values[-k:])
-        boot = (last[rng.integers(0, k, (n_boot, k))].mean(axis=1)
-                - first[rng.integers(0, k, (n_boot, k))].mean(axis=1))
-        out["delta_ci95"] = [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))]
+        boot = (nanmean_rows(last, resample_indices(k, n_boot, rng))
+                - nanmean_rows(first, resample_indices(k, n_boot, rng)))
+        out["delta_ci95"] = list(percentile_interval(boot) or ())
         x, y = np.asarray(out["steps"], dtype=float), np.asarray(values)
-        out["slope"] = _slope(x, y)
-        idx = rng.integers(0, len(x), (n_boot, len(x)))
-        slopes = [_slope(x[i], y[i]) for i in idx]
-        out["slope_ci95"] = [float(np.nanpercentile(slopes, 2.5)), float(np.nanpercentile(slopes, 97.5))]
+        out["slope"] = float(_slopes(x[None, :], y[None, :])[0])
+        out["slope_ci95"] = list(bootstrap_ci(lambda idx: _slopes(x[idx], y[idx]), len(x), rng, n_boot) or ())
     return out
 
 
-def _slope(x: np.ndarray, y: np.ndarray) -> float:
-    """The least-squares slope of ``y`` on ``x`` (NaN when every ``x`` is the same)."""
-    dx = x - x.mean()
-    ss = float(dx @ dx)
-    return float(dx @ (y - y.mean()) / ss) if ss > 0 else float("nan")
+def _slopes(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Per row, the least-squares slope of ``y`` on ``x`` (NaN where every ``x`` of the row is the same)."""
+    dx = x - x.mean(axis=1, keepdims=True)
+    ss = (dx * dx).sum(axis=1)
+    cov = (dx * (y - y.mean(axis=1, keepdims=True))).sum(axis=1)
+    return np.where(ss > 0, cov / np.where(ss > 0, ss, 1.0), np.nan)
 
 
 # ---------------------------------------------------------------------------------------------- the recipe
