@@ -139,3 +139,22 @@ def test_sft_smoke_run_changes_the_adapter_and_logs_offline(tiny_model_dir: Path
     assert glob.glob(str(tmp_path / "wandb" / "offline-run-*" / "run-*.wandb"))
     backend = HFBackend(str(tiny_model_dir), adapter=str(out / "adapter"), threads=1)
     assert backend.name.endswith(str(out / "adapter"))
+
+
+def test_load_chat_model_checks_what_every_recipe_needs(tiny_model_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from train.common import load_chat_model
+
+    model, tokenizer = load_chat_model(str(tiny_model_dir))
+    assert tokenizer.pad_token_id != tokenizer.eos_token_id and tokenizer.chat_template
+    assert next(model.parameters()).dtype.is_floating_point
+    with pytest.raises(ConfigError, match="cannot load model"):
+        load_chat_model(str(tmp_path / "missing"))
+    bad = tmp_path / "pad_is_eos"
+    shutil.copytree(tiny_model_dir, bad)
+    config = json.loads((bad / "tokenizer_config.json").read_text())
+    config["pad_token"] = tokenizer.eos_token
+    (bad / "tokenizer_config.json").write_text(json.dumps(config))
+    with pytest.raises(ConfigError, match="pad token distinct from EOS"):
+        load_chat_model(str(bad))

@@ -218,6 +218,27 @@ def evaluate_tutor(tutor: str, out_dir: Path, suite: str = "default", split: str
     return out
 
 
+def load_chat_model(base: str) -> tuple[Any, Any]:
+    """(model in fp32, tokenizer) of the causal LM ``base`` (local folder or cached hub id), checked for what every
+    recipe needs: it loads, its tokenizer has a chat template, and its pad token is not EOS (TRL masks pad
+    positions, so padding with EOS would hide the end-of-turn token the tutor must learn). Else a ConfigError."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(base)
+        model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot load model {base!r}: {exc}; give a local model folder or a cached hub id (the "
+                          "offline one: `python -m train.tiny_model --out DIR --size small`)") from None
+    if not getattr(tokenizer, "chat_template", None):
+        raise ConfigError(f"{base!r}: the tokenizer has no chat template; use a chat/instruct model")
+    if tokenizer.pad_token_id is None or tokenizer.pad_token_id == tokenizer.eos_token_id:
+        raise ConfigError(f"{base!r}: the tokenizer needs a pad token distinct from EOS (TRL masks pad positions); "
+                          "add one, e.g. tokenizer.add_special_tokens({'pad_token': '<pad>'})")
+    return model, tokenizer
+
+
 def resolve_start(cfg: Any, out_dir: Path) -> tuple[str, str | None, str]:
     """Where a recipe that continues from a model (GRPO, DPO) starts: ``(base model, adapter or None, origin)``.
 

@@ -73,6 +73,7 @@ from train.common import (
     LoraSettings,
     RecipeConfig,
     finish_wandb,
+    load_chat_model,
     report_to,
     resolve_start,
     start_wandb,
@@ -588,14 +589,10 @@ def train_dpo(cfg: Config, dataset: Any, base: str, adapter: str | None, out_dir
     """Train the adapter on the pairs; save it to ``out_dir/adapter``; return the training metrics (and, with
     ``eval_dataset``, TRL's eval loss / rewards before and after training on those pairs)."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import DPOConfig, DPOTrainer
 
-    tokenizer = AutoTokenizer.from_pretrained(base)
+    model, tokenizer = load_chat_model(base)
     tokenizer.padding_side = "left"
-    if tokenizer.pad_token_id is None or tokenizer.pad_token_id == tokenizer.eos_token_id:
-        raise ConfigError(f"the tokenizer of {base!r} needs a pad token distinct from EOS (TRL masks pad "
-                          "positions); add one, e.g. tokenizer.add_special_tokens({'pad_token': '<pad>'})")
 
     def fit(row: dict) -> dict:
         prompt, dropped = fit_prompt(row["prompt"], [row["chosen"], row["rejected"]], tokenizer, cfg.max_length)
@@ -606,7 +603,6 @@ def train_dpo(cfg: Config, dataset: Any, base: str, adapter: str | None, out_dir
         eval_dataset = eval_dataset.map(fit)
     else:
         eval_dataset = None
-    model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
     peft_config = None
     if adapter is not None:
         from peft import PeftModel

@@ -96,6 +96,7 @@ from train.common import (
     LoraSettings,
     RecipeConfig,
     finish_wandb,
+    load_chat_model,
     resolve_start,
     start_wandb,
     write_model_card,
@@ -646,20 +647,7 @@ def load_policy(base: str, adapter: str | None, lora: LoraSettings, train_saved_
                 ) -> tuple[Any, Any, Any | None]:
     """(model, tokenizer, peft_config): the base model with ``adapter`` made trainable (peft_config None; its
     ``modules_to_save`` frozen unless ``train_saved_modules``), or the base model and a new LoRA's config."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(base)
-        model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot load model {base!r}: {exc}; give a local model directory or a cached hub "
-                          "id") from None
-    if not getattr(tokenizer, "chat_template", None):
-        raise ConfigError(f"{base!r}: the tokenizer has no chat template; use a chat/instruct model")
-    if tokenizer.pad_token_id is None or tokenizer.pad_token_id == tokenizer.eos_token_id:
-        raise ConfigError(f"{base!r}: the tokenizer needs a pad token distinct from EOS (TRL masks attention by the "
-                          "pad token); add one to the tokenizer")
+    model, tokenizer = load_chat_model(base)
     tokenizer.padding_side = "left"
     if adapter is None:
         return model, tokenizer, lora.peft_config()

@@ -40,6 +40,7 @@ from train.common import (
     RecipeConfig,
     evaluate_tutor,
     finish_wandb,
+    load_chat_model,
     load_recipe_config,
     report_to,
     start_wandb,
@@ -144,23 +145,6 @@ def training_dataset(corpus: Any) -> Any:
     return corpus.select_columns(["messages"])
 
 
-def load_model_and_tokenizer(base_model: str) -> tuple[Any, Any]:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(base_model)
-        model = AutoModelForCausalLM.from_pretrained(base_model)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot load base model {base_model!r}: {exc}; build the offline one with `python -m "
-                          "train.tiny_model --out DIR --size small` or set build_base") from None
-    if not getattr(tokenizer, "chat_template", None):
-        raise ConfigError(f"{base_model!r}: the tokenizer has no chat template; use a chat/instruct model")
-    if tokenizer.pad_token_id is None or tokenizer.pad_token_id == tokenizer.eos_token_id:
-        raise ConfigError(f"{base_model!r}: give the tokenizer a pad token distinct from EOS (padding with EOS "
-                          "masks the end-of-turn token the tutor must learn)")
-    return model, tokenizer
-
-
 def make_trainer(cfg: SFTRecipeConfig, model: Any, tokenizer: Any, dataset: Any, out_dir: Path,
                  run: Any | None = None) -> Any:
     """TRL's ``SFTTrainer`` with the LoRA adapter and tutor-turn-only loss (CPU, fp32)."""
@@ -224,7 +208,7 @@ def run(cfg: SFTRecipeConfig) -> dict:
     base = ensure_base(cfg)
     corpus = ensure_corpus(cfg)
     dataset = training_dataset(corpus)
-    model, tokenizer = load_model_and_tokenizer(base)
+    model, tokenizer = load_chat_model(base)
     if cfg.init_adapter is not None:
         model = load_init_adapter(model, cfg.init_adapter)
     wandb_run = start_wandb(RECIPE, cfg, out_dir)
