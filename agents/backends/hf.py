@@ -23,6 +23,11 @@ left padding.
 - **Failures are per conversation**: a malformed conversation, a prompt that cannot fit, or an error while
   generating (a chunk that fails is retried one conversation at a time) give that conversation a result
   with ``text=None`` and ``error``; the others are unaffected. A tokenizer without a pad token pads with EOS.
+- **Any chat-template family**: prompts go through :class:`~agents.backends.chat_render.ChatRenderer` (same-role
+  runs merged, the system prompt folded into the first user turn where the template refuses one, a pinned
+  ``date_string``, ``enable_thinking=False`` unless set, the family's BOS kept); generation stops on every
+  end-of-turn token of the tokenizer, template and ``generation_config``; reasoning blocks
+  (``<think>…</think>``) are stripped from the reply.
 
 Example::
 
@@ -42,6 +47,7 @@ import numpy as np
 import torch
 
 from agents.backends.base import GenerationConfig, GenerationResult
+from agents.backends.chat_render import PINNED_DATE, ChatRenderer
 from envs.errors import ConfigError
 
 DTYPES: dict[str, torch.dtype] = {
@@ -122,6 +128,8 @@ class HFBackend:
         batch_size: int = 16,
         max_context: int | None = None,
         threads: int | None = None,
+        enable_thinking: bool = False,
+        date_string: str = PINNED_DATE,
     ) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -147,6 +155,9 @@ class HFBackend:
         if not getattr(self.tokenizer, "chat_template", None):
             raise ConfigError(f"{where}: its tokenizer has no chat template; use a chat/instruct model or add a "
                               "chat_template to its tokenizer_config.json")
+        eos = model.generation_config.eos_token_id
+        self.renderer = ChatRenderer(self.tokenizer, enable_thinking=enable_thinking, date_string=date_string,
+                                     extra_stop_ids=eos if isinstance(eos, list) else [eos])
         self.tokenizer.padding_side = "left"  # decoder-only: new tokens must follow every prompt directly
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
@@ -161,18 +172,13 @@ class HFBackend:
                 raise ConfigError(f"cannot load adapter {adapter!r} onto {where}: {exc}") from None
         self.model = model.to(self.device).eval()
         self.context_length = max_context or _context_length(self.model, self.tokenizer)
-        eos = self.model.generation_config.eos_token_id
-        self.eos_ids: tuple[int, ...] = tuple(
-            eos if isinstance(eos, list) else [eos if eos is not None else self.tokenizer.eos_token_id]
-        )
+        self.eos_ids: tuple[int, ...] = self.renderer.stop_ids
         self.name = f"hf:{path_or_id}" + (f"+{adapter}" if adapter else "")
 
     # -- prompts ------------------------------------------------------------------------------------------
     def _render(self, conversation: list[dict], generation_prompt: bool = True) -> list[int]:
-        text = self.tokenizer.apply_chat_template(conversation, add_generation_prompt=generation_prompt, tokenize=False)
-        # the chat template writes BOS itself; letting the tokenizer add one again would double it
-        # verbose=False: an over-long prompt is expected here (encode truncates it), not worth a warning
-        return list(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+        # one BOS, as the family has it (template or tokenizer); roles merged / folded for the template
+        return self.renderer.encode(conversation, add_generation_prompt=generation_prompt)
 
     def encode(self, conversation: list[dict], max_new_tokens: int) -> tuple[list[int], dict]:
         """The prompt's token ids, truncated to leave ``max_new_tokens`` of context, and what was cut.
@@ -243,7 +249,7 @@ class HFBackend:
             if end is None and pad not in self.eos_ids:
                 while tokens and tokens[-1] == pad:  # a row stopped by a stop string is padded after it
                     tokens = tokens[:-1]
-            text = self.tokenizer.decode(tokens, skip_special_tokens=True)
+            text = self.renderer.clean(self.tokenizer.decode(tokens, skip_special_tokens=True))
             stops = [text.find(s) for s in config.stop if s and s in text]
             finish = "stop" if end is not None or stops else "length"
             if stops:

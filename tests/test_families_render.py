@@ -1,0 +1,162 @@
+"""The conversation-rendering path on each chat-template family (tiny tokenizers with the real templates and special
+tokens as shipped, train/tiny_families.py): roles merged, system folded, date pinned, thinking off, BOS once, stop
+tokens, and the SFT / GRPO mask covering exactly the tutor's tokens."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("transformers")
+
+from agents.backends.chat_render import (  # noqa: E402
+    PINNED_DATE,
+    ChatRenderer,
+    RenderError,
+    fold_system,
+    merge_roles,
+    strip_reasoning,
+)
+from train.tiny_families import FAMILIES, build_family_tokenizer  # noqa: E402
+
+# the env's tutor-side chat: system, then two user messages in a row (pre-test summary, the student's opener)
+CONVERSATION = [
+    {"role": "system", "content": "You are a patient maths tutor."},
+    {"role": "user", "content": "Pre-test: the student answered 5 (wrong)."},
+    {"role": "user", "content": "What is 3/4 of 8?"},
+    {"role": "assistant", "content": "What is 8 divided by 4?"},
+    {"role": "user", "content": "2"},
+    {"role": "assistant", "content": "Good. Now times 3?"},
+]
+TURN_END = {"qwen2_5": "<|im_end|>", "qwen3": "<|im_end|>", "llama3_2": "<|eot_id|>", "gemma2": "<end_of_turn>",
+            "gemma3": "<end_of_turn>", "phi3": "<|end|>", "phi3_5": "<|end|>", "smollm2": "<|im_end|>"}
+
+
+@pytest.fixture(scope="module", params=sorted(FAMILIES))
+def family(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, object]:
+    from transformers import AutoTokenizer
+
+    path = Path(tmp_path_factory.mktemp(request.param))
+    build_family_tokenizer(request.param).save_pretrained(path)  # saved and reloaded as a user's model would be
+    return request.param, AutoTokenizer.from_pretrained(path)
+
+
+def test_the_raw_env_chat_is_refused_by_some_templates_as_shipped(family: tuple[str, object]) -> None:
+    name, tok = family
+    if name not in ("gemma2", "gemma3"):
+        pytest.skip("this template takes the env's chat as it is")
+    with pytest.raises(Exception):  # noqa: B017 - jinja's own exception: what the issue's table saw
+        tok.apply_chat_template(CONVERSATION[:3], add_generation_prompt=True, tokenize=False)
+
+
+def test_every_family_renders_the_env_chat_with_its_system_prompt(family: tuple[str, object]) -> None:
+    name, tok = family
+    renderer = ChatRenderer(tok)
+    text = renderer.render(CONVERSATION[:3])
+    assert "You are a patient maths tutor." in text
+    assert text.index("patient maths tutor") < text.index("Pre-test") < text.index("What is 3/4")
+    assert renderer.supports_system == (name != "gemma2")
+
+
+def test_the_date_is_pinned(family: tuple[str, object]) -> None:
+    _name, tok = family
+    text = ChatRenderer(tok).render(CONVERSATION[:3])
+    assert datetime.date.today().strftime("%d %b %Y") not in text
+    if "Today Date" in text:
+        assert PINNED_DATE in text
+
+
+def test_thinking_is_off_by_default_and_can_be_turned_on(family: tuple[str, object]) -> None:
+    name, tok = family
+    off = ChatRenderer(tok).render(CONVERSATION[:3])
+    on = ChatRenderer(tok, enable_thinking=True).render(CONVERSATION[:3])
+    if name == "qwen3":
+        assert off.endswith("<think>\n\n</think>\n\n") and not on.endswith("</think>\n\n")
+    else:
+        assert off == on
+
+
+def test_bos_once_as_the_family_has_it(family: tuple[str, object]) -> None:
+    name, tok = family
+    ids = ChatRenderer(tok).encode(CONVERSATION[:3])
+    bos = tok.bos_token_id
+    if FAMILIES[name].bos is None or name == "smollm2":  # Qwen: no BOS; SmolLM2's BOS is <|im_start|> (template)
+        assert tok.decode(ids[:1]) == "<|im_start|>"
+    else:
+        assert ids[0] == bos and ids[1] != bos and ids.count(bos) == 1
+
+
+def test_stops_on_the_turn_end_and_eos(family: tuple[str, object]) -> None:
+    name, tok = family
+    renderer = ChatRenderer(tok)
+    assert renderer.turn_end == TURN_END[name]
+    assert tok.convert_tokens_to_ids(TURN_END[name]) in renderer.stop_ids
+    assert tok.eos_token_id in renderer.stop_ids
+
+
+def test_the_training_mask_covers_exactly_the_tutors_tokens(family: tuple[str, object]) -> None:
+    name, tok = family
+    ids, mask = ChatRenderer(tok).assistant_mask(CONVERSATION)
+    assert len(ids) == len(mask)
+    end = TURN_END[name]
+    assert tok.decode([i for i, m in zip(ids, mask, strict=True) if m]) == (
+        f"What is 8 divided by 4?{end}Good. Now times 3?{end}")
+    # the unmasked rest holds the system prompt and every student turn, not a tutor word
+    rest = tok.decode([i for i, m in zip(ids, mask, strict=True) if not m])
+    assert "patient maths tutor" in rest and "divided" not in rest
+
+
+@pytest.mark.parametrize(
+    ("name", "messages", "expected"),
+    [
+        ("user run", [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}],
+         [{"role": "user", "content": "a\n\nb"}]),
+        ("empty member", [{"role": "user", "content": ""}, {"role": "user", "content": "b"}],
+         [{"role": "user", "content": "b"}]),
+        ("alternating kept", [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}],
+         [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]),
+    ],
+)
+def test_merge_roles(name: str, messages: list[dict], expected: list[dict]) -> None:
+    assert merge_roles(messages) == expected, name
+
+
+def test_fold_system() -> None:
+    assert fold_system([{"role": "system", "content": "S"}, {"role": "user", "content": "u"}]) == [
+        {"role": "user", "content": "S\n\nu"}]
+    assert fold_system([{"role": "system", "content": "S"}, {"role": "assistant", "content": "a"}]) == [
+        {"role": "user", "content": "S"}, {"role": "assistant", "content": "a"}]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("closed block", "<think>\nLet me see.\n</think>\n\nTry 3.", "Try 3."),
+        ("empty block", "<think>\n\n</think>\n\nTry 3.", "Try 3."),
+        ("prompt opened the block", "so 6.\n</think>\nWhat is 8/4?", "What is 8/4?"),
+        ("cut off while thinking", "Hm. <think>the student is", "Hm."),
+        ("no block", "What is 8/4?", "What is 8/4?"),
+    ],
+)
+def test_strip_reasoning(name: str, text: str, expected: str) -> None:
+    assert strip_reasoning(text) == expected, name
+
+
+def test_a_student_opened_chat_opens_with_the_user_where_the_template_demands_it(
+        family: tuple[str, object]) -> None:
+    _name, tok = family
+    chat = [{"role": "system", "content": "You are a student."}, {"role": "assistant", "content": "Hi, help?"},
+            {"role": "user", "content": "Sure."}]
+    assert "Hi, help?" in ChatRenderer(tok).render(chat)
+
+
+def test_a_tokenizer_without_template_is_a_clear_error(family: tuple[str, object]) -> None:
+    _name, tok = family
+    import copy
+
+    bare = copy.deepcopy(tok)
+    bare.chat_template = None
+    with pytest.raises(RenderError, match="no chat template"):
+        ChatRenderer(bare)
