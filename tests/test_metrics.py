@@ -307,9 +307,10 @@ def test_pair_counts_by_hand():
 
 
 def dialogue(reveal_at=None, state_at=None, n=4):
-    """n tutor/student exchanges; the tutor reveals at its turn ``reveal_at``, the student states at ``state_at``."""
+    """n tutor/student exchanges; the tutor reveals at its turn ``reveal_at``, the student states at ``state_at``,
+    each speaker's turns counted from 0 as MathDial does (exchange 0 is the opening one)."""
     turns = []
-    for i in range(1, n + 1):
+    for i in range(n):
         turns.append(tutor(reveals=(i == reveal_at)))
         turns.append(student(states=(i == state_at)))
     return normalise_turns(turns, "t")

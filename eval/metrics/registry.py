@@ -130,11 +130,11 @@ def mathdial_specs(ks: tuple[int, ...] = DEFAULT_KS) -> list[MetricSpec]:
     for k in ks:
         specs.append(MetricSpec(
             f"Success@{k}", True, "mean", "episode",
-            f"MathDial: 1 if the student states the task's answer within its first {k} turns (s <= {k}).",
+            f"MathDial: 1 if the student states the answer by its student turn {k}, counted from 0 (s <= {k}).",
         ))
         specs.append(MetricSpec(
             f"Telling@{k}", False, "mean", "episode",
-            f"MathDial: 1 if a tutor turn states the answer at or before min(s, {k}) (t <= min(s, {k})).",
+            f"MathDial: 1 if a tutor turn states the answer at or before min(s, {k}), from 0 (t <= min(s, {k})).",
         ))
     return specs
 
