@@ -39,7 +39,7 @@ class EnvConfig(BaseModel):
 def make_config(**kwargs: Any) -> EnvConfig:
     """An :class:`EnvConfig` from keyword arguments, with an error that names the field and the fix."""
     try:
-        return EnvConfig(**kwargs)
+        config = EnvConfig(**kwargs)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
@@ -51,6 +51,14 @@ def make_config(**kwargs: Any) -> EnvConfig:
                 desc = EnvConfig.model_fields[field].description if field in EnvConfig.model_fields else ""
                 problems.append(f"{field}: {err['msg']} (got {err.get('input')!r}). {desc}".strip())
         raise ConfigError("invalid tutoring env config: " + "; ".join(problems)) from None
+    if config.posttest != "same":
+        # A bank without isomorphic twins cannot give an isomorphic post-test: refuse before anything runs.
+        from envs.tasks import get_task_set
+
+        check = getattr(get_task_set(config.task_set, config.task_path), "check_posttest", None)
+        if check is not None:
+            check(config.posttest, config.task_id)
+    return config
 
 
 class EpisodeSpec(BaseModel):

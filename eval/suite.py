@@ -142,6 +142,8 @@ class Suite(BaseModel):
         out: list[EpisodeSpec] = []
         for block in self.blocks:
             task_set = get_task_set(block.task_set, block.task_path)
+            if hasattr(task_set, "check_posttest"):  # no isomorphic post-test from a bank without twins
+                task_set.check_posttest(block.protocol.get("posttest", "isomorphic"))
             ids = task_set.task_ids() if block.tasks == "all" else list(block.tasks)
             unknown = [t for t in ids if t not in task_set.task_ids()]
             if unknown:

@@ -16,9 +16,16 @@ Bank formats, detected from the first record's keys (or forced with ``format=``)
   answer_index, category, difficulty, original_source}`` (``explanation`` optional, as in its GPQA part).
   TutorZoo's bank adds optional ``grade`` (0-12), ``isomorphic_of`` (id of the mirrored item) and
   ``misconceptions`` (``{id: {belief, counterexample, negation, option, keywords?}}``, ``option`` being the
-  distractor letter the misconception produces). Other keys (e.g. GPQA's ``subdomain``) are ignored.
+  distractor letter the misconception produces). Every other key (GPQA's ``subdomain``, ...) is kept in
+  ``McqRecord.meta`` and written back by :func:`dump_bank`.
 - ``mmlu_pro``: MMLU-Pro's columns ``{question_id, question, options, answer, answer_index, cot_content,
-  category, src}``; ``cot_content`` becomes the explanation and ``src`` the original source.
+  category, src}``; ``cot_content`` becomes the explanation and ``src`` the original source; EducationQ's
+  stratified MMLU-Pro adds ``difficulty``, kept as such; other keys are kept in ``meta``.
+
+Post-test kinds: a bank whose items lack twins cannot give an isomorphic post-test. A protocol with
+``posttest: isomorphic`` or ``both`` on such a bank is refused before anything runs
+(:meth:`McqTaskSet.check_posttest`, called by ``make_config`` and suites), with an error that names
+``posttest: same``; an isomorphic gain is never computed from the same item.
 
 Files: ``.json`` (an array), ``.jsonl`` (one record a line), ``.parquet`` (needs pyarrow).
 Externally loaded items carry no grade; they are taken as grade 12, the top of the scale (MMLU-Pro and
@@ -39,7 +46,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -62,6 +69,14 @@ MMLU_PRO_SOURCE = "mmlu-pro"
 _REQUIRED: dict[str, tuple[str, ...]] = {
     "educationq": ("id", "question", "options", "answer", "category"),
     "mmlu_pro": ("question_id", "question", "options", "answer", "category"),
+}
+# The keys each format has a column for; everything else in a record is kept in ``McqRecord.meta``.
+_COLUMNS: dict[str, frozenset[str]] = {
+    "educationq": frozenset({"id", "source", "question", "options", "answer", "answer_index", "category",
+                             "difficulty", "original_source", "explanation", "grade", "isomorphic_of",
+                             "misconceptions"}),
+    "mmlu_pro": frozenset({"question_id", "question", "options", "answer", "answer_index", "cot_content",
+                           "category", "src", "difficulty"}),
 }
 _MISCONCEPTION_KEYS = ("belief", "counterexample", "negation", "option")
 _MIS_ID = re.compile(r"^[a-z0-9_]+$")
@@ -96,6 +111,8 @@ class McqRecord:
     grade: int | None = None
     isomorphic_of: str | None = None
     misconceptions: tuple[McqMisconception, ...] = ()
+    meta: dict[str, Any] = field(default_factory=dict, hash=False)
+    """Every field of the source record that has no column here (GPQA's ``subdomain``, ...)."""
 
     @property
     def answer_text(self) -> str:
@@ -239,11 +256,12 @@ def _parse_record(raw: Any, index: int, path: Path, fmt: str) -> McqRecord:
         value = raw.get(key)
         return "" if value is None else _check_str(value, where, key, allow_empty=True)
 
+    meta = {k: v for k, v in raw.items() if k not in _COLUMNS[fmt]}
     if fmt == "mmlu_pro":
         return McqRecord(
             id=str(rid), question=question, options=tuple(options), answer=answer, answer_index=answer_index,
             category=category, source=MMLU_PRO_SOURCE, original_source=opt_str("src"),
-            explanation=opt_str("cot_content"),
+            explanation=opt_str("cot_content"), difficulty=opt_str("difficulty"), meta=meta,
         )
     grade = raw.get("grade")
     if grade is not None and (isinstance(grade, bool) or not isinstance(grade, int) or not 0 <= grade <= 12):
@@ -258,7 +276,7 @@ def _parse_record(raw: Any, index: int, path: Path, fmt: str) -> McqRecord:
         id=str(rid), question=question, options=tuple(options), answer=answer, answer_index=answer_index,
         category=category, source=opt_str("source"), difficulty=opt_str("difficulty"),
         original_source=opt_str("original_source"), explanation=opt_str("explanation"), grade=grade,
-        isomorphic_of=iso, misconceptions=misconceptions,
+        isomorphic_of=iso, misconceptions=misconceptions, meta=meta,
     )
 
 
@@ -343,11 +361,12 @@ def _to_educationq(rec: McqRecord) -> dict:
                    "option": m.option, **({"keywords": list(m.keywords)} if m.keywords else {})}
             for m in rec.misconceptions
         }
+    out.update({k: v for k, v in rec.meta.items() if k not in out})
     return out
 
 
 def _to_mmlu_pro(rec: McqRecord) -> dict:
-    return {
+    out: dict[str, Any] = {
         "question_id": int(rec.id) if rec.id.isdigit() else rec.id,
         "question": rec.question,
         "options": list(rec.options),
@@ -357,12 +376,17 @@ def _to_mmlu_pro(rec: McqRecord) -> dict:
         "category": rec.category,
         "src": rec.original_source,
     }
+    if rec.difficulty:
+        out["difficulty"] = rec.difficulty
+    out.update({k: v for k, v in rec.meta.items() if k not in out})
+    return out
 
 
 def dump_bank(records: list[McqRecord], path: str | Path, format: BankFormat = "educationq") -> None:
     """Write records as an EducationQ or MMLU-Pro bank (``.jsonl`` suffix: one record a line, else an array).
 
-    MMLU-Pro has no columns for difficulty, grade, twins or misconceptions: those are dropped.
+    MMLU-Pro has no columns for grade, twins or misconceptions: those are dropped (``difficulty`` and ``meta``
+    are written, as EducationQ's stratified MMLU-Pro has them).
 
     Example::
 
@@ -449,9 +473,9 @@ class McqTaskSet:
 
     name = "mcq"
 
-    def __init__(self, path: str | None = None) -> None:
+    def __init__(self, path: str | None = None, records: list[McqRecord] | None = None) -> None:
         self.path = Path(path) if path is not None else DEFAULT_BANK
-        self.records = load_bank(self.path)
+        self.records = load_bank(self.path) if records is None else list(records)
         self._by_id = {r.id: r for r in self.records}
         self._twin: dict[str, str] = {}
         for r in self.records:
@@ -459,6 +483,22 @@ class McqTaskSet:
                 self._twin[r.id] = r.isomorphic_of
                 self._twin[r.isomorphic_of] = r.id
         self._material = _load_material()
+
+    def check_posttest(self, posttest: str, task_id: str | None = None) -> None:
+        """Refuse an isomorphic post-test (``isomorphic``/``both``) on items without a twin, in one line.
+
+        ``task_id=None`` checks every item of the bank. Example: ``McqTaskSet("gpqa.json").check_posttest("same")``.
+        """
+        if posttest == "same":
+            return
+        ids = [task_id] if task_id is not None else self.task_ids()
+        lonely = [t for t in ids if t in self._by_id and t not in self._twin]
+        if lonely:
+            raise ConfigError(
+                f"posttest: {posttest} needs an isomorphic twin (isomorphic_of) for every item, but {len(lonely)} of "
+                f"{len(ids)} item(s) of the mcq bank {self.path.name} have none (e.g. {lonely[0]!r}); use "
+                "posttest: same (EducationQ's own protocol: every gain is then a same-item gain)"
+            )
 
     def task_ids(self) -> list[str]:
         """Every item id, in file order."""
@@ -552,6 +592,30 @@ class McqTaskSet:
         )
 
 
+def task_from_text(task_id: str, question: str, answer: str | None = None, category: str = "other",
+                   options: list[str] | None = None) -> Task:
+    """A one-item task for a dialogue that comes with no task (a peer's transcript), so that the annotators,
+    which read a task's vocabulary and answer, can label its turns.
+
+    ``options`` (with ``answer`` among them or not) make it a multiple-choice item; without them the item's
+    options are the answer and a placeholder. The category picks the teaching material of
+    ``data/mcq_categories.yaml`` (unknown categories use ``other``).
+
+    Example::
+
+        task = task_from_text("6000025", "How many spoons were in Julia's package?", "10", "math")
+    """
+    text = question.strip() or task_id
+    key = answer.strip() if answer and answer.strip() else "(no answer given)"
+    opts = [str(o) for o in options if str(o).strip()] if options else []
+    if key not in opts:
+        opts = [key, *opts] if opts else [key, "(another answer)"]
+    index = opts.index(key)
+    rec = McqRecord(id=task_id, question=text, options=tuple(opts), answer=_letter(index), answer_index=index,
+                    category=category.strip() or "other")
+    return McqTaskSet(records=[rec]).build(task_id, np.random.default_rng(0))
+
+
 __all__ = [
     "FORMATS",
     "McqMisconception",
@@ -560,4 +624,5 @@ __all__ = [
     "dump_bank",
     "load_bank",
     "snake_case",
+    "task_from_text",
 ]
