@@ -80,8 +80,34 @@ _LABEL = re.compile(
     r"^\s*(?P<label>[Tt]eacher|[Ss]tudent|[A-Z][A-Za-z'-]*(?: [A-Z][A-Za-z'-]*){0,2})\s*:\s*(?P<body>.*)$",
     re.DOTALL,
 )
-# MRBench turns start a line (after optional spaces, often U+00A0) with "Tutor:" or "Student:".
-_MRBENCH_TURN = re.compile(r"(?:^|\n)[ \t\xa0]*(Tutor|Student)[ \t\xa0]*:", re.IGNORECASE)
+# MRBench turns start a line (after optional spaces, often U+00A0) with "Tutor:" or "Student:". The labels are
+# matched tolerantly: any case, "Teacher" for the tutor, and one-letter typos of the data (BEA 2025's "Turor:").
+_MRBENCH_TURN = re.compile(r"(?:^|\n)[ \t\xa0]*([A-Za-z]{4,8})[ \t\xa0]*:")
+_MRBENCH_SPEAKERS = {"tutor": "tutor", "teacher": "tutor", "student": "student"}
+
+
+def _within_one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` becomes ``b`` by at most one substitution, insertion or deletion."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b, strict=True)) <= 1
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
+
+
+def mrbench_speaker(label: str) -> str | None:
+    """``tutor`` / ``student`` for an MRBench turn label, tolerating case and one-letter typos; else ``None``.
+
+    Example: ``mrbench_speaker("Turor")`` -> ``"tutor"``; ``mrbench_speaker("Note")`` -> ``None``.
+    """
+    key = label.strip().lower()
+    if key in _MRBENCH_SPEAKERS:
+        return _MRBENCH_SPEAKERS[key]
+    for name in ("tutor", "student"):
+        if len(key) >= 4 and _within_one_edit(key, name):
+            return name
+    return None
 
 
 @dataclass(frozen=True)
@@ -290,13 +316,14 @@ class MRBenchConversation:
 
     @property
     def turns(self) -> list[ReferenceTurn]:
-        """The history split into turns at each line-initial ``Tutor:`` / ``Student:`` label."""
-        matches = list(_MRBENCH_TURN.finditer(self.history))
+        """The history split into turns at each line-initial ``Tutor:`` / ``Student:`` label (see
+        :func:`mrbench_speaker` for the spellings accepted)."""
+        matches = [m for m in _MRBENCH_TURN.finditer(self.history) if mrbench_speaker(m[1]) is not None]
         turns = []
         for i, m in enumerate(matches):
             end = matches[i + 1].start() if i + 1 < len(matches) else len(self.history)
             text = self.history[m.end():end].replace("\xa0", " ").strip()
-            turns.append(ReferenceTurn("tutor" if m[1].lower() == "tutor" else "student", text))
+            turns.append(ReferenceTurn(mrbench_speaker(m[1]) or "student", text))
         return turns
 
 
@@ -413,5 +440,6 @@ __all__ = [
     "is_desired",
     "load_mathdial",
     "load_mrbench",
+    "mrbench_speaker",
     "parse_mathdial_conversation",
 ]
