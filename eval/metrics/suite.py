@@ -31,6 +31,7 @@ from eval.metrics.educationq import (
     improved_items,
     item_pairs,
     pair_counts,
+    pnir,
     subject_counts,
     uic,
 )
@@ -169,15 +170,23 @@ class _Group:
         pos = np.array([c.n_pos for c in counts])
         neg = np.array([c.n_neg for c in counts])
         suffix = _SUFFIX[kind]
-        pnir = self.ratio(neg, pos)
-        pnir["n"] = int(n.sum())
         return {
             f"ACC_pre{suffix}": self.ratio(pre, n, 100.0),
             f"ACC_post{suffix}": self.ratio(post, n, 100.0),
             f"ALG{suffix}": self.ratio(post - pre, n, 100.0),
-            f"PNIR{suffix}": pnir,
+            f"PNIR{suffix}": self.pnir(pos, neg, int(n.sum())),
             f"CSS{suffix}": self.css(kind),
         }
+
+    def pnir(self, pos: np.ndarray, neg: np.ndarray, n_pairs: int) -> dict:
+        # One formula: educationq.pnir on the pooled counts and on each resample's pooled counts.
+        point = pnir(int(pos.sum()), int(neg.sum()))
+        rows = None
+        if self.idx is not None and point is not None:
+            per_row = (pnir(int(p), int(q)) for p, q in zip(pos[self.idx].sum(axis=1), neg[self.idx].sum(axis=1),
+                                                            strict=True))
+            rows = np.array([np.nan if v is None else v for v in per_row], dtype=float)
+        return _summary(point, self._ci(rows), n_pairs)
 
     def css(self, kind: str) -> dict:
         per_episode = [subject_counts(e.pairs[kind]) for e in self.episodes]

@@ -1,0 +1,154 @@
+"""Exact values for the bootstrap statistics and PNIR: each case fails on a small bug (see .ci/mutation.py).
+
+The pinned intervals were computed with ``numpy.random.default_rng(seed)``; numpy's ``Generator.integers`` is
+stable across releases for a given seed, so a change here is a change in the resampling, not in numpy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_metrics import iso_record, varied_records
+
+from eval.metrics import pnir, suite_metrics
+from eval.metrics.educationq import PairCounts
+from eval.metrics.stats import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    bootstrap_ci,
+    bootstrap_mean_ci,
+    nanmean_rows,
+    percentile_interval,
+    ratio_rows,
+    resample_indices,
+)
+
+# ---------------------------------------------------------------- stats.py
+
+
+def test_defaults_are_1000_resamples_at_95_percent():
+    assert (DEFAULT_RESAMPLES, DEFAULT_CONFIDENCE) == (1000, 0.95)
+
+
+@pytest.mark.parametrize(
+    ("values", "confidence", "expected"),
+    [
+        pytest.param([0.0, 1.0, 2.0, 3.0, 4.0], None, (0.8, 3.2), id="seed0-95pct"),
+        pytest.param([0.0, 1.0, 2.0, 3.0, 4.0], 0.9, (1.0, 3.0), id="seed0-90pct-is-narrower"),
+        pytest.param([0.0, 1.0, np.nan, 3.0, 4.0], None, (0.39666666666666806, 3.6666666666666665),
+                     id="seed0-nan-skipped"),
+    ],
+)
+def test_bootstrap_mean_ci_pinned(values, confidence, expected):
+    kwargs = {} if confidence is None else {"confidence": confidence}
+    got = bootstrap_mean_ci(np.array(values), np.random.default_rng(0), **kwargs)
+    assert got == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("confidence", "expected"),
+    [
+        pytest.param(None, (2.5, 97.5), id="default-is-95pct"),
+        pytest.param(0.95, (2.5, 97.5), id="95pct"),
+        pytest.param(0.9, (5.0, 95.0), id="90pct"),
+        pytest.param(0.5, (25.0, 75.0), id="50pct"),
+        pytest.param(0.05, (47.5, 52.5), id="5pct-is-allowed"),
+    ],
+)
+def test_percentile_interval_of_0_to_100(confidence, expected):
+    samples = np.arange(101.0)
+    got = percentile_interval(samples) if confidence is None else percentile_interval(samples, confidence)
+    assert got == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.parametrize("confidence", [0.0, 1.0, 1.05, -0.5])
+def test_percentile_interval_rejects_confidence_outside_0_1(confidence):
+    with pytest.raises(ValueError, match="confidence must be in"):
+        percentile_interval(np.arange(5.0), confidence)
+
+
+@pytest.mark.parametrize(
+    ("samples", "expected"),
+    [
+        pytest.param([np.nan, np.inf, -np.inf], None, id="no-finite-sample-is-none"),
+        pytest.param([np.nan, 7.0], (7.0, 7.0), id="one-finite-sample"),
+    ],
+)
+def test_percentile_interval_uses_finite_samples_only(samples, expected):
+    assert percentile_interval(np.array(samples)) == expected
+
+
+def test_resampling_draws_every_index_including_the_first_and_last():
+    idx = resample_indices(3, 1000, np.random.default_rng(0))
+    assert idx.shape == (1000, 3)
+    assert set(np.unique(idx)) == {0, 1, 2}
+
+
+def test_resampling_one_episode_once_is_allowed():
+    assert resample_indices(1, 1, np.random.default_rng(0)).tolist() == [[0]]
+
+
+@pytest.mark.parametrize(("n", "n_resamples", "fragment"), [(0, 10, "empty sample"), (3, 0, "n_resamples")])
+def test_resampling_rejects_empty_input(n, n_resamples, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        resample_indices(n, n_resamples, np.random.default_rng(0))
+
+
+ROWS = np.array([[0, 1, 2], [1, 1, 1], [2, 2, 0]])
+
+
+def test_nanmean_rows_by_hand():
+    # row 0: mean(1, 3) = 2; row 1: only NaN -> NaN; row 2: mean(3, 3, 1) = 7/3
+    got = nanmean_rows(np.array([1.0, np.nan, 3.0]), ROWS)
+    assert got[0] == 2.0 and np.isnan(got[1]) and got[2] == pytest.approx(7 / 3)
+
+
+def test_ratio_rows_by_hand_and_without_dividing_by_zero():
+    # row 0: 6/6; row 1: 6/0 -> NaN; row 2: (3+3+1)/(4+4+2)
+    with np.errstate(all="raise"):
+        got = ratio_rows(np.array([1, 2, 3]), np.array([2, 0, 4]), ROWS)
+    assert got[0] == 1.0 and np.isnan(got[1]) and got[2] == pytest.approx(0.7)
+
+
+def test_bootstrap_ci_leaves_undefined_resamples_out():
+    # the statistic is undefined (NaN) on every resample without index 0: only the others make the interval
+    got = bootstrap_ci(lambda idx: np.where((idx == 0).any(axis=1), 1.0, np.nan), 2, np.random.default_rng(0))
+    assert got == (1.0, 1.0)
+
+
+# ---------------------------------------------------------------- PNIR: one formula, used by the suite too
+
+
+@pytest.mark.parametrize(
+    ("n_pos", "n_neg", "expected"),
+    [
+        pytest.param(2, 1, 0.5, id="one-neg-two-pos"),
+        pytest.param(1, 3, 3.0, id="more-neg-than-pos"),
+        pytest.param(4, 0, 0.0, id="no-neg-is-zero"),
+        pytest.param(0, 3, None, id="no-pos-is-none"),
+    ],
+)
+def test_pnir_is_neg_over_pos(n_pos, n_neg, expected):
+    assert pnir(n_pos, n_neg) == expected
+    assert PairCounts(n=10, n_pos=n_pos, n_neg=n_neg).pnir == expected
+
+
+def test_suite_pnir_and_its_interval_are_pinned():
+    m = suite_metrics(varied_records())["groups"]["socratic"]["metrics"]["PNIR"]
+    assert m["mean"] == pytest.approx(9 / 7)
+    assert m["n"] == 36
+    assert (m["ci_low"], m["ci_high"]) == pytest.approx((0.5995833333333337, 2.668749999999998), rel=1e-12)
+
+
+def test_suite_pnir_pools_counts_over_episodes():
+    # ep1: 2 pos, 0 neg; ep2: 1 pos, 3 neg -> pooled 3/3 = 1.0 (the mean of per-episode ratios would be 1.5)
+    records = [iso_record([(False, True), (False, True)]), iso_record([(False, True)] + [(True, False)] * 3, seed=1)]
+    m = suite_metrics(records, n_resamples=0)["groups"]["socratic"]["metrics"]["PNIR"]
+    assert (m["mean"], m["n"], m["ci_low"]) == (1.0, 6, None)
+
+
+def test_suite_pnir_interval_skips_resamples_without_a_positive():
+    # ep0 has the only positive pair; resamples without it have no PNIR and are left out, so the CI is 0..0
+    records = [iso_record([(False, True)]), iso_record([(False, False)], seed=1), iso_record([(True, True)], seed=2)]
+    m = suite_metrics(records, n_resamples=200)["groups"]["socratic"]["metrics"]["PNIR"]
+    assert (m["mean"], m["ci_low"], m["ci_high"], m["n"]) == (0.0, 0.0, 0.0, 3)
