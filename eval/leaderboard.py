@@ -66,7 +66,8 @@ def build(records: Sequence[dict], kind: Any | None = None, judged: bool = False
     ``kind`` defaults to the ``episodes`` kind; ``records`` should be in canonical order (the runner's).
     """
     from eval.kinds import get_kind
-    from eval.runner import failure_summary
+    from eval.report_paired import paired_comparisons
+    from eval.runner import failure_summary, tutor_health
 
     kind = kind if kind is not None else get_kind("episodes")
     metrics = dict(kind.metrics(list(records), judged))
@@ -89,7 +90,12 @@ def build(records: Sequence[dict], kind: Any | None = None, judged: bool = False
         "n_failed_units": failed,
         "failures": failure_summary(records),
         "not_computed": not_computed(groups),
+        "health": tutor_health(records, ranking),
+        "paired": paired_comparisons(records, ranking, list(dict.fromkeys(
+            [m for m in ("learning_gain", rank_metric) if m in specs or m == rank_metric]))),
     }
+    for name, group in groups.items():  # N is what the numbers rest on: the scored units
+        group["n_scored"] = board["health"].get(name, {}).get("scored", _n(group))
     if kind.name == "episodes":
         board["n_episodes"] = len(records)
         board["n_failed_episodes"] = failed
@@ -114,17 +120,42 @@ def _columns(board: dict) -> list[tuple[str, str, float]]:
 
 
 def _n(group: Mapping) -> int:
-    return int(group.get("n_units", group.get("n_episodes", 0)))
+    return int(group.get("n_scored", group.get("n_units", group.get("n_episodes", 0))))
+
+
+def _pct(share: float | None) -> str:
+    return "n/a" if share is None else f"{100 * share:.0f}%"
+
+
+def health_rows(board: dict) -> list[list[str]]:
+    """Per tutor (leaderboard order): records, scored, failed, invalid and clipped shares of its turns."""
+    rows = []
+    for name in board["ranking"]:
+        h = (board.get("health") or {}).get(name)
+        if h is None:
+            continue
+        rows.append([name, str(h["n"]), str(h["scored"]), str(h["failed"]), _pct(h["invalid_share"]),
+                     _pct(h["clipped_share"])])
+    return rows
+
+
+HEALTH_HEADER = ("Tutor", "Run", "Scored", "Failed", "Invalid turns", "Clipped turns")
+
+
+def paired_scales(board: dict) -> dict[str, float]:
+    """The display scale of each paired metric: its leaderboard column's (a gain in points)."""
+    return {metric: scale for metric, _, scale in _columns(board)}
 
 
 def render_table(board: dict, title: str) -> Table:
+    """The leaderboard; a tutor's name is folded over lines rather than cut, at any terminal width."""
     table = Table(title=title, show_lines=False)
-    table.add_column("#", justify="right")
-    table.add_column("Tutor")
-    table.add_column("N", justify="right")
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("Tutor", overflow="fold", min_width=8)
+    table.add_column("N", justify="right", no_wrap=True)
     columns = _columns(board)
     for _, header, _ in columns:
-        table.add_column(header, justify="right")
+        table.add_column(header, justify="right", overflow="fold")
     groups = board["metrics"]["groups"]
     for rank, name in enumerate(board["ranking"], start=1):
         m = groups[name]["metrics"]
@@ -132,11 +163,53 @@ def render_table(board: dict, title: str) -> Table:
     return table
 
 
+def render_health(board: dict) -> Table:
+    """What each tutor's numbers rest on (see :func:`eval.runner.tutor_health`)."""
+    table = Table(title="What the numbers rest on: units run, scored (no failure), failed; share of turns "
+                        "invalid or clipped")
+    for i, header in enumerate(HEALTH_HEADER):
+        table.add_column(header, justify="left" if i == 0 else "right", overflow="fold" if i == 0 else "ellipsis",
+                         min_width=8 if i == 0 else None, no_wrap=i > 0)
+    for row in health_rows(board):
+        table.add_row(*row)
+    return table
+
+
+def render_paired(board: dict) -> list[Table]:
+    """One table per paired metric (see :mod:`eval.report_paired`)."""
+    from eval.report_paired import PAIRED_HEADER, display_rows, metric_title
+
+    scales = paired_scales(board)
+    tables = []
+    for metric, pairs in ((board.get("paired") or {}).get("metrics") or {}).items():
+        table = Table(title=f"Paired comparison on shared units: {metric_title(metric, scales.get(metric, 1.0))}")
+        for i, header in enumerate(PAIRED_HEADER):
+            table.add_column(header, justify="left" if i in (0, 6) else "right", overflow="fold",
+                             no_wrap=i in (2, 4, 5))
+        for row in display_rows(pairs, scales.get(metric, 1.0)):
+            table.add_row(*row)
+        tables.append(table)
+    return tables
+
+
+def print_warnings(board: dict, console: Console) -> None:
+    """The lines a user must not miss: a tutor that scored nothing, failed episodes, mostly invalid turns."""
+    from eval.runner import health_warnings
+
+    for line in health_warnings(board.get("health") or {}):
+        console.print(line, style="red" if line.startswith("error") else "yellow", markup=False, highlight=False,
+                      soft_wrap=True)
+
+
 def print_leaderboard(board: dict, title: str, console: Console | None = None) -> None:
     console = console or Console()
     console.print(render_table(board, title))
     if board.get("legend"):
-        console.print(board["legend"])
+        console.print(board["legend"], markup=False)
+    console.print(render_health(board))
+    if len(board["ranking"]) > 1:
+        for table in render_paired(board):
+            console.print(table)
     missing = board.get("not_computed") or {}
     for reason in sorted(set(missing.values())):
         names = [n for n, r in missing.items() if r == reason]
@@ -149,13 +222,19 @@ def print_leaderboard(board: dict, title: str, console: Console | None = None) -
         what = "episodes" if board.get("kind", "episodes") == "episodes" else "units"
         console.print(f"[red]{n_failed} {what} recorded a failure (see the records file).[/red]")
         for tutor, per in (failures.get("by_tutor_error") or {}).items():
-            console.print(f"[red]  {tutor}: " + ", ".join(f"{err} x{n}" for err, n in per.items()) + "[/red]")
+            console.print(f"  {tutor}: " + ", ".join(f"{err} x{n}" for err, n in per.items()), style="red",
+                          markup=False)
+    print_warnings(board, console)
 
 
-def write_report(board: dict, out_dir: Path, title: str, run_info: dict) -> None:
-    """``metrics.json`` (every metric per tutor with CI and N, the failure summary, what was not computed and
-    why) and ``report.md``. Nothing in them depends on timing or on how the run was executed; secrets in
-    ``run_info`` are masked."""
+def write_report(board: dict, out_dir: Path, title: str, run_info: dict, meta: dict | None = None) -> None:
+    """``metrics.json`` (every metric per tutor with CI and N, per-tutor health, paired comparisons, the
+    failure summary, what was not computed and why) and ``report.md``. Nothing in ``metrics.json`` depends on
+    timing or on how the run was executed (a resumed run writes the same bytes); ``meta`` (date, version,
+    commit, command line, wall time: :func:`eval.tracking.run_metadata`) goes to ``run_meta.json`` and to the
+    last section of ``report.md``. Secrets are masked."""
+    from eval.report_paired import PAIRED_HEADER, PAIRED_NOTE, display_rows, metric_title
+    from eval.runner import health_warnings
     from eval.tracking import scrub_secrets
 
     run_info = scrub_secrets(run_info)
@@ -173,6 +252,8 @@ def write_report(board: dict, out_dir: Path, title: str, run_info: dict) -> None
         "metrics": board.get("specs", {}),
         "groups": metrics["groups"],
         "bootstrap": metrics.get("bootstrap"),
+        "health": board.get("health"),
+        "paired": board.get("paired"),
     }
     for extra in ("judge_failures", "notes"):
         if extra in metrics:
@@ -181,6 +262,9 @@ def write_report(board: dict, out_dir: Path, title: str, run_info: dict) -> None
         payload["n_episodes"] = board["n_episodes"]
         payload["n_failed_episodes"] = board["n_failed_episodes"]
     (out_dir / "metrics.json").write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    if meta is not None:
+        meta = scrub_secrets(meta)
+        (out_dir / "run_meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
     columns = _columns(board)
     groups = metrics["groups"]
@@ -192,6 +276,21 @@ def write_report(board: dict, out_dir: Path, title: str, run_info: dict) -> None
         m = groups[name]["metrics"]
         cells = " | ".join(_cell(m.get(key), scale) for key, _, scale in columns)
         lines.append(f"| {rank} | {name} | {_n(groups[name])} | {cells} |")
+    lines += ["", "N: units scored (played without a failure); the metrics rest on them.", "",
+              "## Per tutor: what the numbers rest on", "",
+              "| " + " | ".join(HEALTH_HEADER) + " |", "|---" * len(HEALTH_HEADER) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in health_rows(board)]
+    warnings = health_warnings(board.get("health") or {})
+    if warnings:
+        lines += [""] + [f"- **{w}**" for w in warnings]
+    paired = (board.get("paired") or {}).get("metrics") or {}
+    if len(board["ranking"]) > 1 and paired:
+        scales = paired_scales(board)
+        lines += ["", "## Paired comparisons", "", PAIRED_NOTE]
+        for metric, pairs in paired.items():
+            lines += ["", f"### {metric_title(metric, scales.get(metric, 1.0))}", "",
+                      "| " + " | ".join(PAIRED_HEADER) + " |", "|---" * len(PAIRED_HEADER) + "|"]
+            lines += ["| " + " | ".join(row) + " |" for row in display_rows(pairs, scales.get(metric, 1.0))]
     specs = board.get("specs", {})
     lines += ["", "## Every metric", "", "| Metric | higher is better | " + " | ".join(board["ranking"]) + " |",
               "|---|---|" + "---|" * len(board["ranking"])]
@@ -212,4 +311,11 @@ def write_report(board: dict, out_dir: Path, title: str, run_info: dict) -> None
               "± gives the half-width of the 95% percentile-bootstrap interval over units. "
               "n/a: not computable on this suite (for example reference-dialogue metrics); "
               "not computed: judge-only metrics of a run without a judge."]
+    glossary = [(name, spec.get("description") or spec.get("meaning") or "") for name, spec in specs.items()]
+    if glossary:
+        lines += ["", "## Glossary", ""]
+        lines += [f"- **{name}**: {text}" if text else f"- **{name}**" for name, text in glossary]
+    if meta:  # last, so that everything above is the same bytes for a resumed run
+        lines += ["", "## Run metadata", ""]
+        lines += [f"- {k}: {v}" for k, v in meta.items()]
     (out_dir / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -407,12 +407,32 @@ def _identity(suite: Suite, split: str, tutors: list[str], limit: int | None, n_
 
 
 def _describe(ident: dict[str, Any]) -> str:
+    if ident.get("command") == "rollout":
+        return (f"a rollout of {ident.get('tutor')!r} with {ident.get('persona')!r} on {ident.get('task_set')} "
+                f"({ident.get('episodes')} episodes, seed {ident.get('seed')})")
+    if "suite" not in ident:
+        return "another kind of run"
     return (f"suite {ident.get('suite')!r} v{ident.get('version')} (split {ident.get('split')}, tutors "
             f"{ident.get('tutors')}, limit {ident.get('limit')})")
 
 
-def _prepare_output(out: Path, path: Path, ident: dict[str, Any], resume: bool, overwrite: bool = False) -> list[dict]:
-    """Check ``out`` against this run and return the records already done there (empty for a fresh run)."""
+def check_out_dir(out: Path) -> None:
+    """``--out`` must be a folder (or not exist yet): a file there is a one-line error naming the fix."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file, but --out takes a folder (the run writes episodes.jsonl, "
+                          f"metrics.json and report.md into it); give a folder, e.g. --out {out.with_suffix('')}_run")
+
+
+def prepare_output(out: Path, path: Path, ident: dict[str, Any], resume: bool, overwrite: bool = False) -> list[dict]:
+    """The output rule of every command that writes runs (``eval``, ``rollout``): check ``out`` against this
+    run and return the records already done there (empty for a fresh run).
+
+    A non-empty records file is refused unless ``resume`` (continue it: ``run.json`` must describe the same
+    run) or ``overwrite`` (start over; only then is anything deleted); ``out`` naming a file is refused."""
+    out = Path(out)
+    check_out_dir(out)
+    if resume and overwrite:
+        raise ConfigError("--resume continues the run in --out and --overwrite starts it over: give one of them")
     run_file = out / RUN_FILE
     has_records = path.exists() and path.stat().st_size > 0 and not overwrite
     if has_records and not resume:
@@ -490,6 +510,72 @@ def failure_summary(records: Sequence[dict]) -> dict[str, Any]:
     }
 
 
+def _share(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def tutor_health(records: Sequence[dict], tutors: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Per tutor, what its numbers rest on: ``n`` records, ``scored`` (no failure recorded, so its metrics are
+    the tutor's own play), ``failed``, the error types of its failures, and its tutor turns with the share that
+    were invalid (empty, not text, not language) or clipped (over-long or with control characters).
+
+    ``invalid_share`` / ``clipped_share`` are None for records without turn counts (item suites).
+    Example: ``tutor_health(records)["socratic"]["invalid_share"]``."""
+    health: dict[str, dict[str, Any]] = {str(t): {"n": 0, "scored": 0, "failed": 0, "errors": {}, "turns": 0,
+                                                  "invalid_turns": 0, "clipped_turns": 0} for t in tutors or []}
+    for record in records:
+        h = health.setdefault(str(record.get("tutor")), {"n": 0, "scored": 0, "failed": 0, "errors": {},
+                                                         "turns": 0, "invalid_turns": 0, "clipped_turns": 0})
+        h["n"] += 1
+        failures = record.get("failures") or []
+        # a judge failure loses a judged metric, not the episode: the record still counts as scored
+        if any(not (isinstance(f, dict) and f.get("agent") == "judge") for f in failures):
+            h["failed"] += 1
+        else:
+            h["scored"] += 1
+        if failures:
+            for f in failures:
+                error = str(f.get("error", "")) if isinstance(f, dict) else str(f)
+                etype = error.split(":", 1)[0].strip() if ":" in error else (error[:60] or "unknown")
+                name = f"{f.get('agent', '?') if isinstance(f, dict) else '?'}: {etype}"
+                h["errors"][name] = h["errors"].get(name, 0) + 1
+        turns = record.get("n_tutor_turns")
+        if isinstance(turns, int):
+            h["turns"] += turns
+            h["invalid_turns"] += int((record.get("invalid_turns") or {}).get("tutor", 0))
+            h["clipped_turns"] += int((record.get("clipped_turns") or {}).get("tutor", 0))
+    for h in health.values():
+        h["errors"] = dict(sorted(h["errors"].items()))
+        h["invalid_share"] = _share(h["invalid_turns"], h["turns"])
+        h["clipped_share"] = _share(h["clipped_turns"], h["turns"])
+    return health
+
+
+def health_warnings(health: dict[str, dict[str, Any]]) -> list[str]:
+    """One plain sentence per tutor whose numbers cannot be trusted: nothing scored, some episodes failed,
+    most turns invalid or clipped."""
+    lines = []
+    for tutor, h in health.items():
+        errors = ", ".join(f"{e} x{n}" for e, n in h["errors"].items())
+        if h["n"] and not h["scored"]:
+            lines.append(f"error: tutor {tutor} scored nothing: all {h['n']} failed ({errors})")
+        elif h["failed"]:
+            lines.append(f"warning: tutor {tutor}: {h['failed']} of {h['n']} failed ({errors}); its metrics "
+                         f"rest on the {h['scored']} scored")
+        if h["invalid_share"] is not None and h["invalid_share"] > 0.5:
+            lines.append(f"warning: tutor {tutor}: {h['invalid_turns']} of {h['turns']} turns were invalid (empty, "
+                         "not text, or not language); its scores measure the env's fallback, not the tutor")
+        if h["clipped_share"] is not None and h["clipped_share"] > 0.5:
+            lines.append(f"warning: tutor {tutor}: {h['clipped_turns']} of {h['turns']} turns were clipped "
+                         "(cut at 4,000 characters, or changed by text normalisation)")
+    return lines
+
+
+def unscored_tutors(health: dict[str, dict[str, Any]]) -> list[str]:
+    """Tutors with records but not one scored: a command showing them must not exit 0."""
+    return [t for t, h in health.items() if h["n"] and not h["scored"]]
+
+
 def _check_tutors(tutors: list[str], tutor_kwargs: dict[str, Any]) -> dict[str, bool]:
     """Fail fast on a bad tutor name (with the registry's did-you-mean); ``{name: has act_batch}``.
 
@@ -505,13 +591,21 @@ def _check_tutors(tutors: list[str], tutor_kwargs: dict[str, Any]) -> dict[str, 
         if name.startswith(MODEL_PREFIXES):
             batched[name] = True
             continue
-        try:
-            tutor = _tutor(name, tutor_kwargs)
-        except TypeError as exc:
-            raise ConfigError(f"tutor {name!r} does not take the options {sorted(tutor_kwargs)} ({exc}); --tutor-arg "
-                              "and --base-url are for model tutors (hf:..., openai:...)") from None
+        tutor = build_tutor(name, tutor_kwargs)
         batched[name] = callable(getattr(tutor, "act_batch", None))
     return batched
+
+
+def build_tutor(name: str, tutor_kwargs: dict[str, Any]) -> Any:
+    """This process's tutor ``name``; a class whose constructor does not fit the given options is a
+    :class:`~envs.errors.ConfigError` that says how to pass constructor arguments (``--tutor-arg``)."""
+    try:
+        return _tutor(name, tutor_kwargs)
+    except TypeError as exc:
+        given = (f"the options {sorted(tutor_kwargs)}" if tutor_kwargs else "no arguments")
+        raise ConfigError(f"tutor {name!r} cannot be built with {given} ({exc}); pass its constructor arguments "
+                          "with --tutor-arg KEY=VALUE (repeatable; values are read as YAML: numbers, booleans, "
+                          "strings)") from None
 
 
 def _chunks(suite: Suite, units: list[Any], pending: dict[str, set[str]], batched: dict[str, bool],
@@ -555,12 +649,18 @@ def run_suite(
     judge_config: Any | None = None,
     resume: bool = False,
     overwrite: bool = False,
+    seed: int | None = None,
+    replicates: int = 1,
     console: Console | None = None,
 ) -> RunResult:
     """Run ``suite`` (every tutor x every unit of ``split``, the first ``limit`` units) into ``out``.
 
     ``judge_config`` is a :class:`eval.judges.JudgeConfig` (or None: judge-only metrics are not computed);
-    the suite's ``judge:`` defaults fill the fields it leaves unset. See the module docstring for the rest.
+    the suite's ``judge:`` defaults fill the fields it leaves unset. ``seed`` (episodes suites) replaces each
+    episode's seed ``s`` by :func:`eval.rollout.episode_seed` ``(seed, s)``, so that runs with different seeds
+    share no episode (None: the suite's own seeds); ``replicates=K`` plays the units K times, replicate ``r``
+    with run seed ``seed + r`` (``seed`` defaults to 0 then), each record marked with its ``replicate`` and
+    ``run_seed``, for test-retest variance. See the module docstring for the rest.
     With ``workers > 1`` a script must call it under ``if __name__ == "__main__":``, as any code that starts
     worker processes (the ``tutorzoo`` command does).
 
@@ -580,6 +680,15 @@ def run_suite(
         raise ConfigError(f"--executor must be local or ray, got {executor!r}")
     if resume and overwrite:
         raise ConfigError("--resume continues the run in --out and --overwrite starts it over: give one of them")
+    if replicates < 1:
+        raise ConfigError(f"--replicates must be >= 1, got {replicates}")
+    if seed is not None and seed < 0:
+        raise ConfigError(f"--seed must be >= 0, got {seed}")
+    if replicates > 1 and seed is None:
+        seed = 0
+    if seed is not None and suite.kind != "episodes":
+        raise ConfigError(f"--seed and --replicates apply to episodes suites; suite {suite.name!r} is of kind "
+                          f"{suite.kind!r}, whose units are fixed items")
     start = time.perf_counter()
     kind = kind_for(suite)
     tutors = list(tutors or suite.tutors)
@@ -589,6 +698,17 @@ def run_suite(
         units = units[:limit]
     if not units:
         raise ConfigError(f"suite {suite.name!r} has no units in split {split!r}")
+    replicate_of: dict[str, tuple[int, int]] = {}
+    if seed is not None:
+        from eval.rollout import episode_seed
+
+        seeded = []
+        for r in range(replicates):
+            for unit in units:
+                new_unit = unit.model_copy(update={"seed": episode_seed(seed + r, unit.seed)})
+                replicate_of[new_unit.key()] = (r, seed + r)
+                seeded.append(new_unit)
+        units = seeded
     notes: list[str] = []
     judge_config = suite.judge_config(judge_config)
     if judge_config is not None and not suite.rubrics:
@@ -603,7 +723,9 @@ def run_suite(
     path = out / getattr(kind, "records_file", DEFAULT_RECORDS_FILE)
     ident = _identity(suite, split, tutors, limit, len(units), tutor_kwargs, judge,
                       batch_size if any(batched.values()) else None)
-    previous = _prepare_output(out, path, ident, resume, overwrite)
+    if seed is not None:  # absent otherwise, so that the run.json of an unseeded run is unchanged
+        ident.update({"seed": seed, "replicates": replicates})
+    previous = prepare_output(out, path, ident, resume, overwrite)
 
     order = {(t, u.key()): (i, j) for i, t in enumerate(tutors) for j, u in enumerate(units)}
     if len(order) != len(tutors) * len(units):
@@ -640,9 +762,14 @@ def run_suite(
 
         def on_done(chunk: Chunk, lines: list[str]) -> None:
             for line in lines:
+                record = json.loads(line)  # the record as the file holds it: a resumed run reads the same
+                if replicate_of:
+                    key = _record_key(record)
+                    if key in replicate_of:
+                        record["replicate"], record["run_seed"] = replicate_of[key]
+                        line = _dump(record)
                 fh.write(line + "\n")
                 fh.flush()
-                record = json.loads(line)  # the record as the file holds it: a resumed run reads the same
                 collected.setdefault((chunk.tutor, _record_key(record)), record)
                 if progress is not None:
                     progress.advance(bar)

@@ -11,7 +11,7 @@ from agents.tutor import BUILTIN_TUTORS, make_tutor
 from envs.config import EpisodeSpec
 from envs.errors import ConfigError
 from eval.cli import main
-from eval.rollout import run_episode, run_specs
+from eval.rollout import episode_seed, run_episode, run_specs
 from eval.suite import SUITE_DIR, load_suite
 
 
@@ -99,7 +99,7 @@ def test_cli_rollout_and_score(tmp_path):
     assert main(["rollout", "--tutor", "lecturer", "--persona", "weak_knowledge_partly_wrong", "--task-set", "stem",
                  "--episodes", "2", "--out", str(tmp_path)]) == 0
     records = [json.loads(x) for x in (tmp_path / "episodes.jsonl").read_text().splitlines()]
-    assert [r["spec"]["seed"] for r in records] == [0, 1]
+    assert [r["spec"]["seed"] for r in records] == [episode_seed(0, 0), episode_seed(0, 1)]  # (run seed, index)
     assert main(["score", str(tmp_path / "episodes.jsonl"), "--out", str(tmp_path / "scored")]) == 0
     scored = json.loads((tmp_path / "scored" / "metrics.json").read_text())
     assert len(scored["per_episode"]) == 2
