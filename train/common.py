@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -218,12 +219,76 @@ def evaluate_tutor(tutor: str, out_dir: Path, suite: str = "default", split: str
     return out
 
 
-def load_chat_model(base: str) -> tuple[Any, Any]:
+PAD_CHOICES = ("auto", "reserved", "add")
+PAD_FIELD_DOC = ("Pad token when the tokenizer has none or pads with EOS: 'auto' (an unused reserved token of the "
+                 "vocabulary, else 'add'), 'reserved' (only a reserved token), 'add' (a new <|pad|> token; embeddings "
+                 "resized when the model has no spare row), or a token of the vocabulary to use.")
+_RESERVED = re.compile(r"reserved|unused|placeholder", re.IGNORECASE)
+NEW_PAD = "<|pad|>"
+
+
+def _needs_pad(tokenizer: Any, stop_ids: tuple[int, ...] = ()) -> bool:
+    pad = tokenizer.pad_token_id
+    return pad is None or pad == tokenizer.eos_token_id or pad in stop_ids
+
+
+def fix_pad_token(tokenizer: Any, model: Any, choice: str = "auto", stop_ids: tuple[int, ...] = ()) -> str | None:
+    """Give ``tokenizer`` (and ``model``'s configs) a pad token distinct from EOS and from every end-of-turn token:
+    TRL masks pad positions, so padding with EOS would hide the end of the turn the tutor must learn. Returns what
+    was done (``None``: the shipped pad was fine), e.g. ``"reserved <|reserved_special_token_0|>"``.
+
+    ``choice`` is one of :data:`PAD_CHOICES` or a token of the vocabulary (see :data:`PAD_FIELD_DOC`).
+
+    Example::
+
+        fix_pad_token(tokenizer, model)          # Llama-3 (no pad): 'reserved <|reserved_special_token_0|>'
+    """
+    if not _needs_pad(tokenizer, stop_ids) and choice in PAD_CHOICES:
+        return None
+    used = {tokenizer.eos_token_id, tokenizer.bos_token_id, tokenizer.unk_token_id, *stop_ids}
+    rows = model.get_input_embeddings().num_embeddings
+    token: str | None = None
+    how = choice
+    if choice not in PAD_CHOICES:
+        vocab = tokenizer.get_vocab()
+        if choice not in vocab or vocab[choice] in used:
+            raise ConfigError(f"pad_token {choice!r} is not a free token of the vocabulary (it must exist and be "
+                              f"neither BOS, EOS nor an end-of-turn token); use one of {list(PAD_CHOICES)}")
+        token, how = choice, "given"
+    if token is None and choice in ("auto", "reserved"):
+        template = getattr(tokenizer, "chat_template", "") or ""
+        free = sorted((i, str(t)) for i, t in (getattr(tokenizer, "added_tokens_decoder", {}) or {}).items()
+                      if _RESERVED.search(str(t)) and i not in used and i < rows and str(t) not in template)
+        if free:
+            token, how = free[0][1], "reserved"
+        elif choice == "reserved":
+            raise ConfigError("pad_token: reserved, but the tokenizer has no unused reserved token; set pad_token: add")
+    if token is None:
+        token, how = NEW_PAD, "added"
+        tokenizer.add_special_tokens({"pad_token": token})
+    tokenizer.pad_token = token
+    if tokenizer.pad_token_id in used or tokenizer.convert_ids_to_tokens(tokenizer.pad_token_id) != token:
+        raise ConfigError(f"could not make {token!r} the pad token (it maps to id {tokenizer.pad_token_id}); set "
+                          "pad_token to a free token of the vocabulary")
+    if len(tokenizer) > rows:
+        model.resize_token_embeddings(len(tokenizer))
+        how += f" (embeddings resized {rows} -> {len(tokenizer)})"
+    for cfg in (model.config, getattr(model, "generation_config", None)):
+        if cfg is not None:
+            cfg.pad_token_id = tokenizer.pad_token_id
+    return f"{how} {token}"
+
+
+def load_chat_model(base: str, pad_token: str = "auto") -> tuple[Any, Any]:
     """(model in fp32, tokenizer) of the causal LM ``base`` (local folder or cached hub id), checked for what every
-    recipe needs: it loads, its tokenizer has a chat template, and its pad token is not EOS (TRL masks pad
-    positions, so padding with EOS would hide the end-of-turn token the tutor must learn). Else a ConfigError."""
+    recipe needs: it loads, and its tokenizer has a chat template that renders TutorZoo's conversations (through
+    :class:`agents.backends.chat_render.ChatRenderer`); else a ConfigError. A missing pad token, or one equal to
+    EOS or an end-of-turn token, is fixed by :func:`fix_pad_token` (``pad_token`` chooses how); what was done is
+    in ``tokenizer.init_kwargs["tutorzoo_pad_fix"]``."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from agents.backends.chat_render import RenderError
 
     try:
         tokenizer = AutoTokenizer.from_pretrained(base)
@@ -233,10 +298,28 @@ def load_chat_model(base: str) -> tuple[Any, Any]:
                           "offline one: `python -m train.tiny_model --out DIR --size small`)") from None
     if not getattr(tokenizer, "chat_template", None):
         raise ConfigError(f"{base!r}: the tokenizer has no chat template; use a chat/instruct model")
-    if tokenizer.pad_token_id is None or tokenizer.pad_token_id == tokenizer.eos_token_id:
-        raise ConfigError(f"{base!r}: the tokenizer needs a pad token distinct from EOS (TRL masks pad positions); "
-                          "add one, e.g. tokenizer.add_special_tokens({'pad_token': '<pad>'})")
+    try:
+        renderer = chat_renderer(tokenizer, model)
+        renderer.assistant_mask([{"role": "system", "content": "s"}, {"role": "user", "content": "u"},
+                                 {"role": "user", "content": "v"}, {"role": "assistant", "content": "a"}])
+    except RenderError as exc:
+        raise ConfigError(f"{base!r}: {exc}") from None
+    # the end-of-turn token is what the tutor learns to stop with: padding must not look like it
+    ends = tuple(i for i in (renderer.turn_end_id,) if i is not None)
+    fix = fix_pad_token(tokenizer, model, pad_token, ends)
+    if fix is not None:
+        tokenizer.init_kwargs["tutorzoo_pad_fix"] = fix
     return model, tokenizer
+
+
+def chat_renderer(tokenizer: Any, model: Any | None = None, enable_thinking: bool = False) -> Any:
+    """The :class:`~agents.backends.chat_render.ChatRenderer` of a recipe's tokenizer, with the model's
+    ``generation_config`` end tokens as stops."""
+    from agents.backends.chat_render import ChatRenderer
+
+    eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    return ChatRenderer(tokenizer, enable_thinking=enable_thinking,
+                        extra_stop_ids=eos if isinstance(eos, list) else [eos])
 
 
 def resolve_start(cfg: Any, out_dir: Path) -> tuple[str, str | None, str]:

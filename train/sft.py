@@ -3,10 +3,13 @@
 ``run(config)`` loads the base causal LM (building the offline ``small`` model of :mod:`train.tiny_model`
 first when ``build_base`` is set and the folder is missing), loads the corpus of :mod:`train.corpus`
 (building it from ``corpus_config`` when missing), and trains with TRL's ``SFTTrainer`` and a PEFT LoRA
-adapter on the ``messages`` column with ``assistant_only_loss=True``: the loss covers exactly the tutor's
-tokens (each assistant message's content and its end-of-turn token), never the system prompt, the pre-test
-summary or the student's turns. That needs a chat template with ``{% generation %}`` markers: the tiny/small
-models have one; for a known hub model TRL swaps in its training template.
+adapter on the ``messages`` column, tokenised here through :class:`agents.backends.chat_render.ChatRenderer` —
+the rendering inference uses (roles merged, system folded where the template refuses it, the family's BOS) —
+with a per-token ``assistant_masks`` column: the loss covers exactly the tutor's tokens (each assistant message's
+content and its end-of-turn token), never the system prompt, the pre-test summary or the student's turns. The
+mask comes from character offsets of the rendered conversation, so any chat-template family works, with or
+without ``{% generation %}`` markers (Llama-3.x, SmolLM2, Gemma, Phi-3, Qwen3's think blocks stay out of the
+loss). A missing pad token, or one equal to EOS, is replaced as ``pad_token`` says (train.common.fix_pad_token).
 
 Then it saves ``<out_dir>/adapter`` (adapter, tokenizer, model card with the results), evaluates the adapted
 tutor on the suite's held-out split (``eval``; the same specs and seeds as ``tutorzoo eval --split held_out``)
@@ -36,7 +39,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from envs.errors import ConfigError
 from train.common import (
+    PAD_FIELD_DOC,
     LoraSettings,
+    chat_renderer,
     RecipeConfig,
     evaluate_tutor,
     finish_wandb,
@@ -96,6 +101,7 @@ class SFTRecipeConfig(RecipeConfig):
     per_device_train_batch_size: int = Field(default=4, ge=1)
     gradient_accumulation_steps: int = Field(default=1, ge=1)
     max_length: int | None = Field(default=2048, ge=16, description="Tokens per conversation (rest cut).")
+    pad_token: str = Field(default="auto", description=PAD_FIELD_DOC)
     lr_scheduler_type: str = "cosine"
     warmup_steps: float = Field(default=0.03, ge=0, description="Steps, or a fraction of them when < 1.")
     weight_decay: float = Field(default=0.0, ge=0)
@@ -145,9 +151,35 @@ def training_dataset(corpus: Any) -> Any:
     return corpus.select_columns(["messages"])
 
 
+def tokenize_conversations(dataset: Any, renderer: Any, max_length: int | None = None) -> Any:
+    """``input_ids`` and ``assistant_masks`` (1 on the tutor's tokens) of every conversation of ``dataset``, rendered
+    by ``renderer`` and cut to ``max_length``; a conversation without a tutor token is a ConfigError.
+
+    Example::
+
+        rows = tokenize_conversations(training_dataset(corpus), chat_renderer(tokenizer), max_length=2048)
+    """
+    from agents.backends.chat_render import RenderError
+
+    def one(example: dict, index: int) -> dict:
+        try:
+            ids, mask = renderer.assistant_mask(example["messages"])
+        except RenderError as exc:
+            raise ConfigError(f"corpus conversation {index}: {exc}") from None
+        if max_length is not None:
+            ids, mask = ids[:max_length], mask[:max_length]
+        if 1 not in mask:
+            raise ConfigError(f"corpus conversation {index} has no tutor token within max_length={max_length}; "
+                              "raise max_length")
+        return {"input_ids": ids, "assistant_masks": mask}
+
+    return dataset.map(one, with_indices=True, remove_columns=dataset.column_names)
+
+
 def make_trainer(cfg: SFTRecipeConfig, model: Any, tokenizer: Any, dataset: Any, out_dir: Path,
                  run: Any | None = None) -> Any:
-    """TRL's ``SFTTrainer`` with the LoRA adapter and tutor-turn-only loss (CPU, fp32)."""
+    """TRL's ``SFTTrainer`` with the LoRA adapter and tutor-turn-only loss (CPU, fp32) on ``dataset`` (a
+    ``messages`` column: tokenised by :func:`tokenize_conversations`)."""
     from trl import SFTConfig, SFTTrainer
 
     peft_config = None
@@ -157,7 +189,7 @@ def make_trainer(cfg: SFTRecipeConfig, model: Any, tokenizer: Any, dataset: Any,
             peft_config.modules_to_save = list(cfg.modules_to_save)
     args = SFTConfig(
         output_dir=str(out_dir / "trainer"),
-        assistant_only_loss=True,
+        assistant_only_loss=False,  # the dataset arrives tokenised with its own assistant_masks (any template)
         use_cpu=True,
         bf16=False,
         gradient_checkpointing=cfg.gradient_checkpointing,
@@ -179,6 +211,8 @@ def make_trainer(cfg: SFTRecipeConfig, model: Any, tokenizer: Any, dataset: Any,
         dataloader_num_workers=0,
         packing=False,
     )
+    if "input_ids" not in dataset.column_names:
+        dataset = tokenize_conversations(dataset, chat_renderer(tokenizer, model), cfg.max_length)
     return SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
                       peft_config=peft_config)
 
@@ -208,7 +242,7 @@ def run(cfg: SFTRecipeConfig) -> dict:
     base = ensure_base(cfg)
     corpus = ensure_corpus(cfg)
     dataset = training_dataset(corpus)
-    model, tokenizer = load_chat_model(base)
+    model, tokenizer = load_chat_model(base, cfg.pad_token)
     if cfg.init_adapter is not None:
         model = load_init_adapter(model, cfg.init_adapter)
     wandb_run = start_wandb(RECIPE, cfg, out_dir)
