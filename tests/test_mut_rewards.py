@@ -1,0 +1,227 @@
+"""The content gate's boundaries and fail-closed cases, and hard mode on clean and leaking episodes.
+
+Each case fails on a small bug in rewards/gate.py or rewards/rubric.py (see .ci/mutation.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_rewards import CONTENT, TASK, student, tutor
+
+from envs.errors import ConfigError
+from rewards import ContentGate, Rubric, gate
+from rewards.rubric import pedagogy_ok
+
+PLAIN = ContentGate()  # no task: only the cue and filler lists are removed
+
+
+def turn(text: str, **fields: object) -> dict:
+    rec = {"speaker": "tutor", "utterance": text, "target_kc": "k", "reveals_answer": False, "invalid": False}
+    rec.update(fields)
+    return rec
+
+
+# --- fail closed ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("fields", "counts"), [
+    pytest.param({}, True, id="clean-verdict-counts"),
+    pytest.param({"reveals_answer": None}, False, id="missing-verdict-fails-closed"),
+    pytest.param({"reveals_answer": "no"}, False, id="non-boolean-verdict-fails-closed"),
+    pytest.param({"reveals_answer": 0}, False, id="falsy-int-verdict-fails-closed"),
+    pytest.param({"reveals_answer": True}, False, id="leak"),
+    pytest.param({"invalid": True}, False, id="invalid-turn"),
+    pytest.param({"target_kc": None}, False, id="off-topic"),
+])
+def test_gate_fails_closed(fields: dict, counts: bool) -> None:
+    assert PLAIN.counts(turn("pizzas slices share", **fields)) is counts
+
+
+def test_gate_missing_verdict_key_fails_closed() -> None:
+    rec = turn("pizzas slices share")
+    del rec["reveals_answer"]
+    assert PLAIN.counts(rec) is False
+
+
+def test_gate_missing_invalid_flag_is_a_valid_turn() -> None:
+    rec = turn("pizzas slices share")
+    del rec["invalid"]
+    assert PLAIN.counts(rec) is True
+
+
+# --- boundaries ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "counts"), [
+    pytest.param("pizzas slices", True, id="two-content-words-is-the-minimum"),
+    pytest.param("pizzas", False, id="one-content-word"),
+    pytest.param("imagine the pizzas, step by step", False, id="cue-and-filler-do-not-count"),
+])
+def test_gate_min_content_words_default_is_two(text: str, counts: bool) -> None:
+    assert PLAIN.counts(turn(text)) is counts
+    assert ContentGate.for_task(None).counts(turn(text)) is counts
+
+
+def test_gate_min_content_words_is_a_parameter() -> None:
+    three = ContentGate(min_content_words=3)
+    assert (three.counts(turn("pizzas slices")), three.counts(turn("pizzas slices share"))) == (False, True)
+
+
+@pytest.mark.parametrize(("earlier", "counts"), [
+    pytest.param("pizzas slices share friends", False, id="jaccard-1.0-is-a-copy"),
+    pytest.param("pizzas slices share friends extra", False, id="jaccard-0.8-exactly-is-a-copy"),
+    pytest.param("pizzas slices share", True, id="jaccard-0.75-counts"),  # 3 / 4
+    pytest.param("oranges apples", True, id="disjoint-counts"),
+    pytest.param("imagine the steps", True, id="earlier-turn-without-content-counts"),
+])
+def test_gate_near_copy_boundary_is_max_overlap_inclusive(earlier: str, counts: bool) -> None:
+    assert PLAIN.counts(turn("pizzas slices share friends"), earlier_tutor_texts=[earlier]) is counts
+
+
+def test_gate_near_copy_threshold_is_a_parameter() -> None:
+    strict = ContentGate(max_overlap=0.5)  # 2 of 4 shared words: 0.5 >= 0.5 is a copy
+    assert strict.counts(turn("pizzas slices share friends"), earlier_tutor_texts=["pizzas slices"]) is False
+    assert PLAIN.counts(turn("pizzas slices share friends"), earlier_tutor_texts=["pizzas slices"]) is True
+
+
+def test_gate_for_task_defaults() -> None:
+    g = ContentGate.for_task(TASK)
+    assert (g.min_content_words, g.max_overlap) == (2, 0.8)
+    assert ContentGate.for_task(None).topic == frozenset()
+    kc_words = gate.words(" ".join(TASK.knowledge_components[0].keywords))
+    assert kc_words and kc_words <= g.topic
+
+
+def test_gate_topic_words_do_not_count_as_content() -> None:
+    g = ContentGate(topic=frozenset({"fractions", "denominators"}))
+    assert g.content_words("fractions denominators pizzas") == {"pizzas"}
+    assert g.counts(turn("fractions denominators pizzas")) is False
+    assert PLAIN.counts(turn("fractions denominators pizzas")) is True
+
+
+def test_gate_words_copied_from_the_student_do_not_count() -> None:
+    assert PLAIN.content_words("pizzas slices share", copied_from="pizzas slices") == {"share"}
+    assert PLAIN.counts(turn("pizzas slices share"), previous_student_text="pizzas slices") is False
+
+
+def test_gate_mask_marks_student_turns_false_and_reads_the_last_student_turn() -> None:
+    transcript = [
+        {"speaker": "student", "utterance": "pizzas slices"},
+        turn("pizzas slices share"),  # copies the student: one content word left
+        {"speaker": "student", "utterance": "ok"},
+        turn("oranges apples bananas"),
+        turn("oranges apples bananas"),  # a copy of the earlier tutor turn
+    ]
+    assert PLAIN.mask(transcript) == [False, False, False, True, False]
+
+
+# --- the vocabulary file: a bad file is a ConfigError naming it ----------------------------------------------
+
+
+@pytest.fixture
+def words_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    path = tmp_path / "gate_words.yaml"
+    monkeypatch.setattr(gate, "_WORDS_FILE", path)
+    gate._vocabulary.cache_clear()
+    yield path
+    gate._vocabulary.cache_clear()
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    pytest.param("cue: [a]\nfiller: [b]\n", "top-level keys", id="missing-key"),
+    pytest.param("- a\n", "top-level keys", id="not-a-mapping"),
+    pytest.param("cue: [a]\nfiller: b\naddress: []\n", "'filler' must be a list", id="not-a-list"),
+    pytest.param("cue: [a, 1]\nfiller: [b]\naddress: []\n", "'cue' must be a list", id="not-strings"),
+    pytest.param("cue: [a]\nfiller: [b]\naddress: ['(']\n", "not a valid regular expression", id="bad-regex"),
+])
+def test_gate_words_file_errors(words_file: Path, text: str, fragment: str) -> None:
+    words_file.write_text(text)
+    with pytest.raises(ConfigError, match="gate_words.yaml") as err:
+        gate.addresses_judge("hello")
+    assert fragment in str(err.value)
+
+
+def test_gate_words_file_is_lower_cased(words_file: Path) -> None:
+    words_file.write_text("cue: [Pizzas]\nfiller: [SLICES]\naddress: ['grader']\n")
+    assert PLAIN.content_words("pizzas slices share") == {"share"}
+    assert gate.addresses_judge("Dear GRADER") is True
+
+
+# --- hard mode -----------------------------------------------------------------------------------------------
+
+
+def _clean_record() -> dict:
+    return {"posttest_score": 0.75, "ended_by": "max_turns", "transcript": [student(), tutor(CONTENT)]}
+
+
+def test_hard_mode_clean_episode_keeps_its_reward() -> None:
+    rubric = Rubric({"posttest_solve": 1.0}, lam=0.75, hard=True)
+    comps = rubric.episode(_clean_record())
+    assert comps == {"posttest_solve": 0.75, "pedagogy": 0.0}
+    assert rubric.weigh(comps) == 0.75
+    # GRPO's reward functions agree with the env: no forfeit without a leak
+    funcs, weights = rubric.reward_funcs()
+    record = {**_clean_record(), "reward_components": comps}
+    parts = [w * (f(["p"], ["c"], episode=[record])[0] or 0.0) for f, w in zip(funcs, weights, strict=True)]
+    assert [f.__name__ for f in funcs] == ["posttest_solve", "pedagogy", "forfeit"]
+    assert parts == [0.75, 0.0, 0.0]
+
+
+def test_hard_mode_leak_forfeits_to_minus_lambda() -> None:
+    rubric = Rubric({"posttest_solve": 2.0, "leak_penalty": 0.5}, lam=0.75, hard=True)
+    earlier = {"leak_penalty": -1.0, "pedagogy": -0.75}  # credited at the leaking turn
+    record = {"posttest_score": 0.75, "ended_by": "leak", "reward_components": earlier,
+              "transcript": [tutor(CONTENT, leak=True)]}
+    comps = rubric.episode(record)
+    assert comps == {"posttest_solve": 0.75, "forfeit": pytest.approx(-(2.0 * 0.75 + 0.5 * -1.0))}
+    assert rubric.total({"reward_components": {**earlier, "posttest_solve": 0.75, "forfeit": comps["forfeit"]}}) \
+        == pytest.approx(-0.75)
+    funcs, weights = rubric.reward_funcs()
+    full = {**record, "reward_components": {**earlier, **comps}}
+    total = sum(w * (f(["p"], ["c"], episode=[full])[0] or 0.0) for f, w in zip(funcs, weights, strict=True))
+    assert total == pytest.approx(-0.75)
+
+
+def test_soft_mode_leak_is_not_forfeited() -> None:
+    rubric = Rubric({"posttest_solve": 1.0}, lam=0.5)
+    record = {"posttest_score": 0.75, "ended_by": "leak", "transcript": [tutor(CONTENT, leak=True)]}
+    assert rubric.episode(record) == {"posttest_solve": 0.75, "pedagogy": -0.5}
+    assert [f.__name__ for f in rubric.reward_funcs()[0]] == ["posttest_solve", "pedagogy"]
+
+
+def test_lambda_zero_adds_no_pedagogy_component() -> None:
+    assert Rubric({"posttest_solve": 1.0}).episode(_clean_record()) == {"posttest_solve": 0.75}
+
+
+@pytest.mark.parametrize(("transcript", "expected"), [
+    pytest.param([tutor(CONTENT), student()], 1.0, id="clean"),
+    pytest.param([tutor(CONTENT), tutor(CONTENT, leak=None)], 0.0, id="missing-verdict"),
+    pytest.param([{**student(), "reveals_answer": None}], 1.0, id="student-turns-are-not-judged"),
+    pytest.param([], 1.0, id="no-turns"),
+])
+def test_pedagogy_ok(transcript: list, expected: float) -> None:
+    assert pedagogy_ok(transcript) == expected
+
+
+def test_leak_penalty_components() -> None:
+    assert Rubric({"posttest_solve": 1.0}, lam=0.5).leak_penalty(tutor(CONTENT, leak=True)) == {"pedagogy": -0.5}
+    with_term = Rubric({"leak_penalty": 1.0}, lam=0.5).leak_penalty(tutor(CONTENT, leak=True))
+    assert with_term == {"pedagogy": -0.5, "leak_penalty": -1.0}
+
+
+@pytest.mark.parametrize(("terms", "lam", "fragment"), [
+    pytest.param({"posttest_solve": 1.0}, -0.1, "lam must be >= 0", id="negative-lam"),
+    pytest.param({"posttest_solve": -0.5}, 0.0, "non-negative", id="negative-weight"),
+    pytest.param({"posttest_solve": "1"}, 0.0, "non-negative", id="string-weight"),
+])
+def test_rubric_rejects_bad_weights(terms: dict, lam: float, fragment: str) -> None:
+    with pytest.raises(ConfigError, match=fragment):
+        Rubric(terms, lam=lam)
+
+
+def test_rubric_accepts_zero_weight_and_zero_lambda() -> None:
+    rubric = Rubric({"posttest_solve": 0.0}, lam=0.0)
+    assert (rubric.weights, rubric.lam, rubric.hard, rubric.ends_on_leak) == ({"posttest_solve": 0.0}, 0.0, False,
+                                                                               False)
