@@ -66,7 +66,7 @@ def build(records: Sequence[dict], kind: Any | None = None, judged: bool = False
     ``kind`` defaults to the ``episodes`` kind; ``records`` should be in canonical order (the runner's).
     """
     from eval.kinds import get_kind
-    from eval.report_paired import paired_comparisons
+    from eval.report_paired import paired_comparisons, replicate_spread
     from eval.runner import failure_summary, tutor_health
 
     kind = kind if kind is not None else get_kind("episodes")
@@ -94,6 +94,9 @@ def build(records: Sequence[dict], kind: Any | None = None, judged: bool = False
         "paired": paired_comparisons(records, ranking, list(dict.fromkeys(
             [m for m in ("learning_gain", rank_metric) if m in specs or m == rank_metric]))),
     }
+    spread = replicate_spread(records, ranking, list(board["paired"]["metrics"]))
+    if spread:
+        board["replicates"] = spread
     for name, group in groups.items():  # N is what the numbers rest on: the scored units
         group["n_scored"] = board["health"].get(name, {}).get("scored", _n(group))
     if kind.name == "episodes":
@@ -255,6 +258,8 @@ def write_report(board: dict, out_dir: Path, title: str, run_info: dict, meta: d
         "health": board.get("health"),
         "paired": board.get("paired"),
     }
+    if board.get("replicates"):
+        payload["replicates"] = board["replicates"]
     for extra in ("judge_failures", "notes"):
         if extra in metrics:
             payload[extra] = metrics[extra]
@@ -291,6 +296,24 @@ def write_report(board: dict, out_dir: Path, title: str, run_info: dict, meta: d
             lines += ["", f"### {metric_title(metric, scales.get(metric, 1.0))}", "",
                       "| " + " | ".join(PAIRED_HEADER) + " |", "|---" * len(PAIRED_HEADER) + "|"]
             lines += ["| " + " | ".join(row) + " |" for row in display_rows(pairs, scales.get(metric, 1.0))]
+    spread = board.get("replicates") or {}
+    if spread:
+        scales = paired_scales(board)
+        reps = spread["replicates"]
+        lines += ["", "## Test-retest across replicates", "",
+                  f"Each replicate replays the units with its own run seed ({len(reps)} replicates). Per tutor: the "
+                  "mean of each replicate and the standard deviation of those means (the run-to-run noise).", ""]
+        for metric, rows in spread["metrics"].items():
+            scale = scales.get(metric, 1.0)
+            lines += [f"### {metric_title(metric, scale)}", "",
+                      "| Tutor | " + " | ".join(f"replicate {r}" for r in reps) + " | SD |",
+                      "|---" * (len(reps) + 2) + "|"]
+            for tutor, row in rows.items():
+                cells = ["n/a" if m is None else f"{m * scale:.2f}" for m in row["means"]]
+                sd = "n/a" if row["sd"] is None else f"{row['sd'] * scale:.2f}"
+                lines.append(f"| {tutor} | " + " | ".join(cells) + f" | {sd} |")
+            if metric != list(spread["metrics"])[-1]:
+                lines.append("")
     specs = board.get("specs", {})
     lines += ["", "## Every metric", "", "| Metric | higher is better | " + " | ".join(board["ranking"]) + " |",
               "|---|---|" + "---|" * len(board["ranking"])]

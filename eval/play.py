@@ -268,7 +268,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-turns", type=int, default=8)
     p.add_argument("--opener", choices=["student", "tutor"], default="student")
     p.add_argument("--posttest", choices=["isomorphic", "same", "both"], default="isomorphic")
-    p.add_argument("--out", default=None, help="folder whose episodes.jsonl receives the record (appended)")
+    p.add_argument("--out", default=None,
+                   help="folder whose episodes.jsonl receives the record: appended, never replacing what is there")
     return p
 
 
@@ -297,12 +298,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         spec = EpisodeSpec(task_set=args.task_set, task_id=args.task_id, persona=args.persona, seed=args.seed,
                            protocol=protocol)
         if args.out is not None:
+            from eval.runner import check_out_dir, read_records
+
+            check_out_dir(Path(args.out))
             path = Path(args.out) / "episodes.jsonl"
+            before = len(read_records(path)) if path.exists() else 0
             try:  # open before the session: a human's session must not be lost to an unwritable folder
                 writer = JsonlWriter(path)
             except OSError as exc:
                 raise TutorZooError(f"--out {args.out}: cannot append to {path} ({exc.strerror}); "
                                     "give a writable folder") from None
+            # play never deletes: each session is one more record (the rule of eval and rollout is to refuse)
+            console.print(Text(f"This session will be appended to {path} ({before} records there already; "
+                               "nothing in it is replaced).", style="dim"))
         record = play_episode(spec, input, console)
         if writer is not None:
             writer(record)

@@ -423,6 +423,54 @@ def _leaderboard(board: Mapping, specs: Mapping) -> str:
                     "needs something the run did not have (hover for why).") + "</details>")
 
 
+def _health_section(board: Mapping) -> str:
+    """Per tutor: units run, scored, failed, invalid and clipped turns; the warnings a reader must not miss."""
+    from eval.leaderboard import HEALTH_HEADER, health_rows
+    from eval.runner import health_warnings
+
+    rows = health_rows(dict(board))
+    if not rows:
+        return _note("No per-tutor counts for this run.")
+    warnings = "".join(f'<p class="warning">{_esc(w)}</p>' for w in health_warnings(board.get("health") or {}))
+    return (_table(HEALTH_HEADER, rows, "health") + warnings
+            + _note("Scored: played without a failure (the leaderboard's N); invalid turns: empty, not text or not "
+                    "language; clipped turns: cut at 4,000 characters or changed by text normalisation."))
+
+
+def _paired_section(board: Mapping) -> str:
+    """One table per paired metric (:mod:`eval.report_paired`), and the replicate spread when there is one."""
+    from eval.leaderboard import paired_scales
+    from eval.report_paired import PAIRED_HEADER, PAIRED_NOTE, display_rows, metric_title
+
+    paired = (board.get("paired") or {}).get("metrics") or {}
+    if len(board["ranking"]) < 2 or not paired:
+        return _note("One tutor: nothing to compare.")
+    scales = paired_scales(dict(board))
+    parts = [_note(PAIRED_NOTE)]
+    for metric, pairs in paired.items():
+        scale = scales.get(metric, 1.0)
+        parts.append(f"<h3>{_esc(metric_title(metric, scale))}</h3>")
+        parts.append(_table(PAIRED_HEADER, display_rows(pairs, scale), "paired"))
+    spread = board.get("replicates") or {}
+    if spread:
+        reps = spread["replicates"]
+        parts.append(f"<h3>Test-retest across {len(reps)} replicates</h3>")
+        for metric, rows in spread["metrics"].items():
+            scale = scales.get(metric, 1.0)
+            body = [[tutor, *("n/a" if m is None else f"{m * scale:.2f}" for m in row["means"]),
+                     "n/a" if row["sd"] is None else f"{row['sd'] * scale:.2f}"] for tutor, row in rows.items()]
+            parts.append(_table([f"Tutor ({metric_title(metric, scale)})", *(f"replicate {r}" for r in reps), "SD"],
+                                body, "replicates"))
+    return "".join(parts)
+
+
+def _glossary_section(specs: Mapping) -> str:
+    """Every metric with its direction and definition, visible (not only as tooltips)."""
+    items = "".join(f"<dt>{_esc(name + _arrow(spec))}</dt><dd>{_esc(spec.get('description', ''))}</dd>"
+                    for name, spec in specs.items())
+    return f'<dl class="glossary">{items}</dl>' + _note("\u2191 higher is better, \u2193 lower is better.")
+
+
 def _metric_section(board: Mapping, specs: Mapping) -> str:
     order = [m for m, _, _ in _columns(board, specs)] + list(HEADLINE)
     chosen = [m for m in dict.fromkeys(order) if m in specs and m not in SID_PROFILE and _computed(board, m)]
@@ -721,6 +769,9 @@ svg.plot{max-width:100%;height:auto;display:block;margin:6px 0;background:#fff}
 .chip.flag{background:#ffd9d9}
 pre.text{white-space:pre-wrap;word-break:break-word;background:#f7f7f7;padding:6px;border:1px solid #eee}
 .ok{color:#1a7f37} .bad{color:#c62828}
+.warning{color:#8a4b00;background:#fff4e0;border:1px solid #f0c27a;padding:4px 8px;margin:4px 0;font-weight:600}
+dl.glossary{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px}
+dl.glossary dt{font-weight:600} dl.glossary dd{margin:0}
 """
 
 # The browser: vanilla JS, text written with textContent only; state in the URL hash.
@@ -936,11 +987,14 @@ def render_html(board: Mapping, records: Sequence[Mapping], run_info: Mapping) -
     with matplotlib.rc_context(_SVG_RC):
         sections = [
             ("leaderboard", "Leaderboard", _leaderboard(board, specs)),
+            ("health", "What the numbers rest on", _health_section(board)),
+            ("paired", "Paired comparisons", _paired_section(board)),
             ("metrics", "Metrics per tutor", _metric_section(board, specs)),
             ("gain", "Learning gain by persona", _gain_section(board, records, families)),
             ("sid", "SID metric profile", _sid_section(board, specs)),
             ("transitions", "Pre/post transitions", _transition_section(board, records)),
             ("failures", "Failures", _failure_section(board, records)),
+            ("glossary", "Glossary", _glossary_section(specs)),
         ]
     data = browser_data(records, families)
     what = "episode" if episodes else "record"

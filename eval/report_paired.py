@@ -111,6 +111,32 @@ def paired_comparisons(
             "confidence": confidence, "seed": seed, "metrics": table}
 
 
+def replicate_spread(records: Sequence[Mapping], tutors: Sequence[str], metrics: Sequence[str]) -> dict[str, Any]:
+    """Test-retest: per metric and tutor, the mean over each replicate's scored units (records marked with
+    ``replicate`` by ``tutorzoo eval --replicates K``) and the standard deviation of those means (ddof=1);
+    empty when the run has no replicates."""
+    by_rep: dict[int, list[Mapping]] = {}
+    for record in records:
+        if isinstance(record.get("replicate"), int):
+            by_rep.setdefault(record["replicate"], []).append(record)
+    if len(by_rep) < 2:
+        return {}
+    out: dict[str, Any] = {"replicates": sorted(by_rep), "metrics": {}}
+    per_rep = {r: unit_values(recs, metrics) for r, recs in sorted(by_rep.items())}
+    for metric in dict.fromkeys(metrics):
+        rows = {}
+        for tutor in tutors:
+            means = []
+            for r in sorted(by_rep):
+                vals = list(per_rep[r][metric].get(tutor, {}).values())
+                means.append(float(np.mean(vals)) if vals else None)
+            defined = [m for m in means if m is not None]
+            rows[tutor] = {"means": means,
+                           "sd": float(np.std(defined, ddof=1)) if len(defined) > 1 else None}
+        out["metrics"][metric] = rows
+    return out
+
+
 def verdict(row: Mapping) -> str:
     """``a better``, ``b better`` (the interval excludes 0) or ``unclear`` (it contains 0); ``n/a`` without
     shared units."""

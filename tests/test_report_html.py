@@ -21,6 +21,7 @@ import pytest
 pytest.importorskip("matplotlib")
 
 from eval.report_html import render_html, write_html_report  # noqa: E402
+from eval.tracking import run_metadata  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -121,8 +122,10 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("OPENAI_API_KEY", ENV_SECRET)
         board = build(records)
+        meta = run_metadata(["tutorzoo", "eval", "--tutor-arg", f"api_key={RUN_SECRET}"], started=1_790_000_000.0,
+                            seed=7, tutor_options={"api_key": RUN_SECRET, "max_new_tokens": 64})
         run_info = {"suite": "default", "version": 1, "split": "all", "base_url": "http://127.0.0.1:8000/v1",
-                    "judge_config": {"backend": "openai", "api_key": RUN_SECRET}}
+                    "judge_config": {"backend": "openai", "api_key": RUN_SECRET}, **meta}
         path = write_html_report(out, board, records, run_info)
     (out / "records.json").write_text(json.dumps(records), encoding="utf-8")
     return {"path": path, "html": path.read_text(encoding="utf-8"), "records": records, "hostile": hostile,
@@ -161,6 +164,42 @@ def test_plots_and_transcripts_render_in_chromium(report: dict) -> None:
     assert "Pre-test" in headings and "Post-test" in headings
     result_cells = [Dom.text(td) for td in dom.find("td") if td["classes"] & {"ok", "bad"}]
     assert len(result_cells) == len(records[0]["pretest"]) + len(records[0]["posttest"])
+
+
+def test_paired_table_health_and_metadata_render_in_chromium(report: dict) -> None:
+    """The paired comparison (every pair of tutors, difference with CI and win shares), per-tutor health, the
+    run's metadata and the glossary are visible in the page as the browser shows it."""
+    from eval.leaderboard import build
+
+    board = build(report["records"])
+    dom = dump_dom(report["path"], "", report["profile"])
+    assert dom.find("body", data_browser="ready")
+    tables = dom.find("table", cls="paired")
+    pairs = board["paired"]["metrics"]["learning_gain"]
+    assert len(tables) == len(board["paired"]["metrics"]) and len(pairs) == 3  # 3 tutors: 3 pairs
+    cells = [Dom.text(td) for td in dom.elements if td["tag"] == "td"
+             and any("paired" in (w.get("class") or "") for w in td["within"])]
+    for pair in pairs:
+        assert f"{pair['a']} vs {pair['b']}" in cells
+        assert f"{100 * pair['diff']:+.2f}" in cells  # a gain difference in percentage points, as the leaderboard
+        assert f"[{100 * pair['ci_low']:+.2f}, {100 * pair['ci_high']:+.2f}]" in cells
+        assert f"{100 * pair['a_wins']:.0f}%" in cells
+    assert board["ranking"][0] == pairs[0]["a"]
+
+    health = [Dom.text(td) for td in dom.elements if td["tag"] == "td"
+              and any("health" in (w.get("class") or "") for w in td["within"])]
+    for tutor in TUTORS:
+        assert tutor in health
+    run = {Dom.text(dt): Dom.text(dd) for dt, dd in zip(dom.find("dt"), dom.find("dd"), strict=False)
+           if any("run" in (w.get("class") or "") for w in dt["within"])}
+    for field in ("date", "tutorzoo version", "git commit", "command", "seed", "wall time", "tutor options"):
+        assert field in run, field
+    assert run["seed"] == "7" and run["date"].startswith("2026-")
+    assert RUN_SECRET not in run["command"] and "api_key=***" in run["command"]
+    assert "***" in run["tutor options"] and "64" in run["tutor options"]
+    glossary = [Dom.text(dt) for dt in dom.find("dt") if any("glossary" in (w.get("class") or "")
+                                                               for w in dt["within"])]
+    assert any(g.startswith("learning_gain") for g in glossary) and any(g.startswith("TotalScore") for g in glossary)
 
 
 def test_hash_filters_the_episode_list(report: dict) -> None:
