@@ -1,11 +1,16 @@
-"""``tutorzoo score FILE --out DIR``: score a file of episodes or annotated dialogues into ``DIR/metrics.json``.
+"""``tutorzoo score FILE [FILE ...] --out DIR``: score episodes, dialogues or peers' data into ``DIR/metrics.json``.
 
-Accepted input (detected from the first non-blank character):
+The format is detected (:mod:`eval.formats`): TutorZoo's ``episodes.jsonl``; SID-style annotated dialogues
+(``turns``); plain chats (``messages``, user = student, assistant = tutor); MathDial (``.csv`` / ``.jsonl``;
+generated ``<EOM>`` columns as their own tutors); MRBench / BEA 2025 (``.json``); EducationQ's interaction
+logs (``{teacher: {student: {item: {pre_test, interaction, post_test}}}}``). Every metric the data supports is
+computed: Success@k / Telling@k from MathDial's answers, DAMR from MRBench's labels, ACC / ALG / PNIR / CSS /
+UIC (same-item) from EducationQ's tests. Several files are scored together (e.g. one EducationQ log per
+teacher, so that UIC compares them).
 
-- JSONL (``{``): one JSON object per line, each a TutorZoo episode record (``episodes.jsonl``, has
-  ``transcript``) or a SID-style annotated dialogue (has ``turns``); blank lines are ignored; a file holding a
-  single pretty-printed JSON object is read as one record;
-- a JSON array (``[``) of such objects (SID releases its dialogues this way).
+SID metrics need SID labels. A dialogue none of whose turns carries one is labelled by ``--annotator rule`` or
+``--annotator llm:<backend>:<model>``, or, with the default ``--annotator none``, its SID metrics are
+reported as not computed (``null``, and a reason under ``not_computed``): never as zeros.
 
 Bad records: a line that is not JSON, or a record that fails validation (unknown label, a post-test item that
 names no pre-test item, ...) is **skipped and reported**, never silently dropped and never allowed to lose the
@@ -14,81 +19,71 @@ CLI prints it to stderr and exits with status 1 ("written, but incomplete"). ``-
 makes the first bad record an error instead, and nothing is written. An unreadable file, an unknown format or
 a file with no valid record is always an error (status 2).
 
-``metrics.json`` = ``{"source", "format", "n_records", "skipped", "per_episode": [{"location", ids...,
-"metrics"}], "aggregate": <suite_metrics output>, "metrics": {name: MetricSpec}}``.
+``metrics.json`` = ``{"source", "format", "data_format", "n_records", "skipped", "annotator", "not_computed",
+"notes", "per_episode": [{"location", ids..., "metrics", "meta"?}], "aggregate": <suite_metrics output>,
+"metrics": {name: MetricSpec}}``.
 
 Example::
 
     from eval.score import score_file
     result = score_file("runs/demo/episodes.jsonl", "runs/demo")
     result["aggregate"]["groups"]["socratic"]["metrics"]["TotalScore"]["mean"]
+    score_file("mathdial/data/test.csv", "runs/mathdial")["aggregate"]["groups"]["mathdial_human"]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from envs.errors import DatasetError
+from envs.errors import ConfigError, DatasetError
+from eval.annotate_records import DEFAULT_ANNOTATOR, annotate_records, check_annotator
+from eval.formats import Loaded, is_labelled, read_scorable
 from eval.metrics.registry import DEFAULT_KS, build_registry
 from eval.metrics.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from eval.metrics.suite import Episode, parse_episode, suite_from_episodes
+from rewards.sid import SID_METRIC_NAMES
 
 OUTPUT_NAME = "metrics.json"
 EXIT_OK, EXIT_PARTIAL, EXIT_ERROR = 0, 1, 2
 _SUMMARY_COLUMNS = ("TotalScore", "ALG", "ALG_same", "PNIR", "UIC", "Telling@5")
+# What the screen shows for each data format (metrics.json has every metric).
+_FORMAT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "mathdial": ("Success@1", "Success@3", "Success@5", "Telling@1", "Telling@3", "Telling@5", "TotalScore"),
+    "mrbench": ("DAMR_mistake_identification", "DAMR_mistake_location", "DAMR_revealing_answer",
+                "DAMR_providing_guidance", "DAMR_actionability", "DAMR_coherence", "DAMR_tutor_tone",
+                "DAMR_humanlikeness"),
+    "educationq_log": ("ACC_pre_same", "ACC_post_same", "ALG_same", "PNIR_same", "CSS_same", "UIC_same",
+                       "TotalScore"),
+}
+_SID_ADVICE = "annotate them with --annotator rule or --annotator llm:<backend>:<model>"
 
 
-def _read_records(path: Path) -> tuple[str, list[tuple[str, object]], list[dict]]:
-    """(format, [(location, parsed JSON)], [skipped lines]) of ``path``."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: no such file; give the episodes.jsonl a rollout wrote") from None
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(
-                f"{path}: line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg}); a file that starts "
-                "with '[' must be one JSON array of records"
-            ) from None
-        return "json_array", [(f"element {i}", item) for i, item in enumerate(data)], []
-    if not stripped.startswith("{"):
-        raise DatasetError(
-            f"{path}: unknown format; expected JSONL (one JSON object per line, e.g. an episodes.jsonl) or a JSON "
-            "array of episode records / annotated dialogues"
-        )
-    lines = text.splitlines()
-    first = next(i for i, line in enumerate(lines) if line.strip())
-    try:
-        json.loads(lines[first])
-    except json.JSONDecodeError:
-        # Not JSONL after all: maybe one pretty-printed record.
-        try:
-            return "json_object", [("line 1", json.loads(text))], []
-        except json.JSONDecodeError:
-            pass
-    records: list[tuple[str, object]] = []
-    skipped: list[dict] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append((f"line {number}", json.loads(line)))
-        except json.JSONDecodeError as exc:
-            skipped.append({
-                "location": f"line {number}",
-                "error": f"{path.name} line {number}: not valid JSON ({exc.msg} at column {exc.colno}); "
-                "each line must be one complete JSON object",
-            })
-    return "jsonl", records, skipped
+def _position(location: str) -> int:
+    """The record number in a location ("line 7", "element 3 (tutor)"), for ordering skipped records."""
+    m = re.search(r"\d+", location)
+    return int(m[0]) if m else 0
+
+
+def _read_all(paths: Sequence[Path]) -> Loaded:
+    """Every file read and converted; with several files, locations are prefixed with the file's name."""
+    parts = [read_scorable(p) for p in paths]
+    if len(parts) == 1:
+        return parts[0]
+    formats = {p.data_format for p in parts}
+    if len(formats) > 1:
+        raise DatasetError("files of different formats cannot be scored together: "
+                           + ", ".join(f"{p.name} is {x.data_format}" for p, x in zip(paths, parts, strict=True)))
+    merged = Loaded(parts[0].container, parts[0].data_format, [])
+    for path, part in zip(paths, parts, strict=True):
+        merged.records += [(f"{path.name} {loc}", rec) for loc, rec in part.records]
+        merged.skipped += [{**s, "location": f"{path.name} {s['location']}"} for s in part.skipped]
+        merged.notes += [n for n in part.notes if n not in merged.notes]
+    return merged
 
 
 def _ids(record: object) -> dict:
@@ -105,8 +100,14 @@ def _ids(record: object) -> dict:
     }
 
 
+def _unlabelled_sid(episode: Episode) -> None:
+    """SID metrics of a dialogue without SID labels are unknown, not zero."""
+    for name in SID_METRIC_NAMES:
+        episode.metrics[name] = None
+
+
 def score_file(
-    path: str | Path,
+    path: str | Path | Sequence[str | Path],
     out_dir: str | Path,
     group_by: str = "tutor",
     ks: Sequence[int] = DEFAULT_KS,
@@ -114,38 +115,64 @@ def score_file(
     confidence: float = DEFAULT_CONFIDENCE,
     seed: int = DEFAULT_SEED,
     strict: bool = False,
+    annotator: str = DEFAULT_ANNOTATOR,
 ) -> dict:
-    """Score ``path`` and write ``out_dir/metrics.json``; returns what it wrote.
+    """Score ``path`` (one file or several of one format) and write ``out_dir/metrics.json``; returns what it wrote.
 
     Raises :class:`DatasetError` for an unreadable or unknown file, a file without a valid record, or (with
     ``strict``) the first bad record. Example: ``score_file("episodes.jsonl", "out")["skipped"]``.
     """
-    path = Path(path)
-    fmt, raw, skipped = _read_records(path)
+    check_annotator(annotator)
+    paths = [Path(p) for p in ([path] if isinstance(path, (str, Path)) else path)]
+    if not paths:
+        raise DatasetError("no file to score; give at least one")
+    loaded = _read_all(paths)
+    skipped = list(loaded.skipped)
     if strict and skipped:
         raise DatasetError(skipped[0]["error"])
+    unlabelled = {loc for loc, rec in loaded.records if isinstance(rec, dict) and not is_labelled(rec)}
+    records, annotation = annotate_records(loaded.records, annotator, only=unlabelled)
     episodes: list[tuple[str, Episode]] = []
-    for location, record in raw:
-        where = f"{path.name} {location}"
+    label = paths[0].name if len(paths) == 1 else ""
+    not_sid = 0
+    for location, record in records:
+        where = f"{label} {location}".strip()
         try:
-            episodes.append((location, parse_episode(record, where, ks)))
+            episode = parse_episode(record, where, ks)
         except DatasetError as exc:
             if strict:
                 raise
             skipped.append({"location": location, "error": str(exc)})
-    skipped.sort(key=lambda s: int(s["location"].split()[-1]))
+            continue
+        if location in unlabelled and annotator == "none":
+            _unlabelled_sid(episode)
+            not_sid += 1
+        episodes.append((location, episode))
+    skipped.sort(key=lambda s: _position(s["location"]))
     if not episodes:
         detail = f"; first problem: {skipped[0]['error']}" if skipped else ""
-        raise DatasetError(f"{path}: no valid episode record or annotated dialogue{detail}")
+        raise DatasetError(f"{', '.join(map(str, paths))}: no valid episode record or annotated dialogue{detail}")
+    not_computed = {}
+    if not_sid:
+        not_computed["SID"] = (f"{not_sid} of {len(episodes)} dialogues carry no SID labels, so their SD, SV, IKT, BP, "
+                               f"SC, L3GR, 3C and TotalScore are not computed; {_SID_ADVICE}")
     aggregate = suite_from_episodes([e for _, e in episodes], group_by, ks, n_resamples, confidence, seed)
+    per_episode = []
+    for location, e in episodes:
+        entry = {"location": location, **_ids(e.record), "metrics": e.metrics}
+        if isinstance(e.record.get("meta"), dict):
+            entry["meta"] = e.record["meta"]
+        per_episode.append(entry)
     result = {
-        "source": path.name,
-        "format": fmt,
+        "source": paths[0].name if len(paths) == 1 else [p.name for p in paths],
+        "format": loaded.container,
+        "data_format": loaded.data_format,
         "n_records": len(episodes),
         "skipped": skipped,
-        "per_episode": [
-            {"location": location, **_ids(e.record), "metrics": e.metrics} for location, e in episodes
-        ],
+        "annotator": {**annotation, "unlabelled_dialogues": len(unlabelled)},
+        "not_computed": not_computed,
+        "notes": loaded.notes,
+        "per_episode": per_episode,
         "aggregate": aggregate,
         "metrics": {name: spec.to_dict() for name, spec in build_registry(tuple(ks)).items()},
     }
@@ -162,13 +189,18 @@ def _format(value: float | None) -> str:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tutorzoo score",
-        description="Compute SID, EducationQ, MathDial and MRBench metrics of an episodes.jsonl (or of SID-style "
-        "annotated dialogues) and write metrics.json.",
+        description="Compute every metric a file supports (SID, EducationQ, MathDial, MRBench) and write "
+        "metrics.json. Reads episodes.jsonl, SID-style dialogues, plain chats (messages), MathDial csv/jsonl, "
+        "MRBench json and EducationQ interaction logs; the format is detected.",
     )
-    parser.add_argument("file", type=Path, help="episodes.jsonl, or a JSON/JSONL file of annotated dialogues")
+    parser.add_argument("files", type=Path, nargs="+", metavar="file",
+                        help="file(s) to score; several files of one format are scored together")
     parser.add_argument("--out", type=Path, default=None, help="output directory (default: the file's directory)")
     parser.add_argument("--group-by", default="tutor", help="record key, spec key or dotted path (default: tutor)")
     parser.add_argument("--k", type=int, action="append", dest="ks", help="MathDial budget k (repeatable)")
+    parser.add_argument("--annotator", default=DEFAULT_ANNOTATOR,
+                        help="labels for dialogues without SID labels: none (default: their SID metrics are not "
+                        "computed), rule, or llm:<backend>:<model>")
     parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES, help="bootstrap resamples (0 = no CI)")
     parser.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, help="CI level (default 0.95)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed (default 0)")
@@ -176,20 +208,38 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _columns(result: dict) -> list[str]:
+    candidates = _FORMAT_COLUMNS.get(result["data_format"], _SUMMARY_COLUMNS)
+    groups = result["aggregate"]["groups"].values()
+    return [c for c in candidates if c in result["metrics"]
+            and any(g["metrics"][c]["mean"] is not None for g in groups)]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``tutorzoo score``; returns 0 (ok), 1 (written, some records skipped) or 2 (error)."""
     args = _parser().parse_args(argv)
-    out = args.out if args.out is not None else args.file.parent
+    out = args.out if args.out is not None else args.files[0].parent
     try:
-        result = score_file(args.file, out, args.group_by, tuple(args.ks or DEFAULT_KS), args.resamples,
-                            args.confidence, args.seed, args.strict)
-    except (DatasetError, ValueError) as exc:
+        result = score_file(args.files, out, args.group_by, tuple(args.ks or DEFAULT_KS), args.resamples,
+                            args.confidence, args.seed, args.strict, args.annotator)
+    except (DatasetError, ConfigError, ValueError) as exc:
         print(f"tutorzoo score: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     for item in result["skipped"]:
         print(f"tutorzoo score: skipped {item['error']}", file=sys.stderr)
-    print(f"wrote {out / OUTPUT_NAME}: {result['n_records']} records, {len(result['skipped'])} skipped")
-    columns = [c for c in _SUMMARY_COLUMNS if c in result["metrics"]]
+    print(f"wrote {out / OUTPUT_NAME}: {result['n_records']} records ({result['data_format']}), "
+          f"{len(result['skipped'])} skipped")
+    annotation = result["annotator"]
+    if annotation["unlabelled_dialogues"]:
+        print(f"SID annotator: {annotation['annotator']}"
+              + (" (the default)" if annotation["annotator"] == DEFAULT_ANNOTATOR else "")
+              + f"; {annotation['unlabelled_dialogues']} dialogue(s) had no SID labels"
+              + (f", {annotation['failed_turns']} turn(s) failed" if annotation["failed_turns"] else ""))
+    for what, why in result["not_computed"].items():
+        print(f"not computed: {what}: {why}")
+    for note in result["notes"]:
+        print(f"note: {note}")
+    columns = _columns(result)
     print("  ".join([f"{result['aggregate']['group_by']:<20}", *(f"{c:>10}" for c in columns)]))
     for name, group in result["aggregate"]["groups"].items():
         cells = (_format(group["metrics"][c]["mean"]) for c in columns)

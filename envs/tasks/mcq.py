@@ -44,6 +44,7 @@ Example::
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -414,6 +415,7 @@ class _Material:
     categories: dict[str, dict]
 
 
+@functools.cache  # read once: task_from_text builds a task per dialogue
 def _load_material(path: Path = MATERIAL_FILE) -> _Material:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
