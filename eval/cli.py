@@ -414,14 +414,18 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
 
 
 def _score_argv(rest: list[str]) -> list[str]:
-    """The output rules for ``score``: a run folder stands for its ``episodes.jsonl``; ``--out`` naming a file
-    is refused (one line, before any work)."""
+    """The output rules for ``score``: a run folder stands for its ``episodes.jsonl`` (scored into
+    ``FOLDER/score/`` unless ``--out`` says otherwise, so that an eval's own ``metrics.json`` is not replaced);
+    ``--out`` naming a file is refused (one line, before any work)."""
     rest = list(rest)
+    has_out = False
     for i, arg in enumerate(rest):
         if arg == "--out" and i + 1 < len(rest):
             _check_out_arg(Path(rest[i + 1]))
+            has_out = True
         elif arg.startswith("--out="):
             _check_out_arg(Path(arg.split("=", 1)[1]))
+            has_out = True
     takes_value = {"--out", "--group-by", "--k", "--resamples", "--confidence", "--seed", "--annotator"}
     i = 0
     while i < len(rest):
@@ -435,6 +439,8 @@ def _score_argv(rest: list[str]) -> list[str]:
                 raise ConfigError(f"{arg} is a folder without an episodes.jsonl; give the episodes.jsonl (or "
                                   "dialogue file) to score, or the --out folder of a rollout or eval")
             rest[i] = str(episodes)
+            if not has_out:
+                rest += ["--out", str(Path(arg) / "score")]
             break
         i += 1
     return rest
@@ -557,7 +563,8 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("--no-html", action="store_true", help="skip report.html")
     rp.set_defaults(func=cmd_report)
 
-    s = sub.add_parser("score", help="compute every metric for an episodes.jsonl (or SID-style dialogues)",
+    s = sub.add_parser("score", help="compute every metric a file supports: episodes.jsonl, SID dialogues, chats, "
+                       "MathDial, MRBench, EducationQ logs",
                        add_help=False)
     s.add_argument("rest", nargs=argparse.REMAINDER)
     s.set_defaults(func=cmd_score)
