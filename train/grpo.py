@@ -93,6 +93,7 @@ from envs.config import EpisodeSpec, make_config
 from envs.errors import ConfigError
 from eval.metrics.stats import DEFAULT_SEED, bootstrap_ci, nanmean_rows, percentile_interval, resample_indices
 from train.common import (
+    PAD_FIELD_DOC,
     LoraSettings,
     RecipeConfig,
     finish_wandb,
@@ -205,6 +206,13 @@ class GRPORecipeConfig(RecipeConfig):
     gradient_checkpointing: bool = False
     bf16: bool | None = Field(default=None, description="None: on when a GPU supports it; always off on CPU.")
     threads: int | None = Field(default=1, ge=1, description="torch CPU threads (None: torch's default).")
+    pad_token: str = Field(default="auto", description=PAD_FIELD_DOC)
+    student: str = Field(
+        default="simulated", description="The student the tutor trains against: 'simulated' (the cognitive model), "
+        "'llm:<backend>' (a chat model is the student, PedagogicalRL-style; e.g. llm:hf:models/student) or "
+        "'hybrid:<backend>' (the simulated student, its words reworded by the model).")
+    student_args: dict[str, Any] = Field(
+        default_factory=dict, description="Backend arguments of an LLM student (e.g. {threads: 1, base_url: ...}).")
     report_k: int = Field(default=8, ge=1, description="Steps averaged at each end of the reward curve.")
 
     # vLLM (GPUs)
@@ -345,29 +353,51 @@ class _Track:
     logprobs: list[float] = field(default_factory=list)
     n_messages: int = 0  # messages of info["messages"] already in the tokens (its own last turn included)
     stopped: bool = True  # the last tutor turn ended with an EOS token the model generated
+    messages: list[dict] = field(default_factory=list)  # the tutor's chat with its own turns (render mode)
+    error: str | None = None  # why the episode's tokens could not be built (render mode)
 
 
 class TokenTutor:
-    """A batched tutor (``act_batch``) that generates from each episode's exact token history.
+    """A batched tutor (``act_batch``) that generates from each episode's token history.
 
     :func:`eval.batch.run_batched` calls ``begin_episode(index, seed)`` as each episode starts and
-    ``act_batch`` with every waiting episode; this tutor renders the first context with the chat template,
-    appends each later student message as template tokens (``env_mask`` 0) and its own sampled tokens
-    (``env_mask`` 1), and answers the env with the decoded text. ``tracks[index]`` holds the tokens.
+    ``act_batch`` with every waiting episode; ``tracks[index]`` holds the tokens. Two modes, chosen from the chat
+    template (``mode="auto"``):
+
+    - ``"tokens"`` (a prefix-stable template: each conversation renders as a prefix of its continuation, e.g.
+      Qwen2.5, Llama-3, Gemma, the tiny model): the first context is rendered with the template, each later
+      student message is appended as template tokens (``env_mask`` 0) and each sampled turn as its exact tokens
+      (``env_mask`` 1): the model is trained on the very sequence it sampled from.
+    - ``"render"`` (templates that rewrite earlier turns or close the conversation differently, e.g. Qwen3's
+      think block on the last turn only, Phi-3's EOS at the end): each turn is generated from the freshly
+      rendered chat; when the episode ends, :meth:`finish` renders the whole episode once and masks the tutor's
+      spans (:meth:`agents.backends.chat_render.ChatRenderer.assistant_mask`): its turns' tokens as the template
+      writes them (re-tokenised text), every other token 0.
+
+    Either way the env receives the decoded turn with reasoning blocks stripped.
     """
 
     def __init__(self, tokenizer: Any, generator: Any, max_new_tokens: int, context_length: int,
-                 max_completion_length: int, seed: int, eos_ids: Sequence[int] | None = None) -> None:
+                 max_completion_length: int, seed: int, eos_ids: Sequence[int] | None = None,
+                 renderer: Any | None = None, mode: Literal["auto", "tokens", "render"] = "auto") -> None:
+        from agents.backends.chat_render import ChatRenderer
+
         self.tokenizer = tokenizer
+        self.renderer = renderer or ChatRenderer(tokenizer)
         self.generator = generator
         self.max_new_tokens = max_new_tokens
         self.context_length = context_length
         self.max_completion_length = max_completion_length
         self.seed = seed
-        self.eos_ids = set(eos_ids or [tokenizer.eos_token_id])
+        self.eos_ids = set(eos_ids or []) | set(self.renderer.stop_ids)
         self.tracks: dict[int, _Track] = {}
         self.calls = 0
-        self._closing_after_eos, self._closing = _turn_closing(tokenizer)
+        stable = prefix_stable(self.renderer)
+        if mode == "tokens" and not stable:
+            raise ConfigError("mode='tokens' needs a prefix-stable chat template; this one is not (use 'render')")
+        self.mode = ("tokens" if stable else "render") if mode == "auto" else mode
+        if self.mode == "tokens":
+            self._closing_after_eos, self._closing = _turn_closing(self.renderer)
 
     def reset(self, seed: int | None = None) -> None:  # per-episode state lives in begin_episode
         self.tracks = {}
@@ -376,10 +406,10 @@ class TokenTutor:
         self.tracks[index] = _Track()
 
     def render(self, messages: list[dict], generation_prompt: bool) -> str:
-        return self.tokenizer.apply_chat_template(messages, add_generation_prompt=generation_prompt, tokenize=False)
+        return self.renderer.render(messages, add_generation_prompt=generation_prompt)
 
-    def encode(self, text: str) -> list[int]:
-        return list(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+    def encode(self, text: str, bos: bool = False) -> list[int]:
+        return self.renderer.encode_text(text, bos=bos)
 
     def _between_turns(self, track: _Track, messages: list[dict]) -> list[int]:
         """Template tokens after the tutor's last turn: its closing, then the new (student) messages."""
@@ -390,7 +420,7 @@ class TokenTutor:
         after = self.render(messages, generation_prompt=True)
         if not after.startswith(before):
             raise RuntimeError("the chat template does not render a conversation as a prefix of its continuation; "
-                               "multi-turn token tracking needs a prefix-stable template")
+                               "multi-turn token tracking needs a prefix-stable template (mode='render' does not)")
         closing = self._closing_after_eos if track.stopped else self._closing
         return self.encode(closing + after[len(before):])
 
@@ -402,17 +432,16 @@ class TokenTutor:
         for i, (_obs, info) in enumerate(batch):
             track = self.tracks[info["episode_index"]]
             messages = list(info["messages"])
-            if track.prompt_ids is None:
-                track.prompt_ids = self.encode(self.render(messages, generation_prompt=True))
-            else:
-                env_ids = self._between_turns(track, messages)
-                track.completion_ids += env_ids
-                track.env_mask += [0] * len(env_ids)
-                track.logprobs += [0.0] * len(env_ids)
-            track.n_messages = len(messages) + 1  # the env appends this reply as an assistant message
-            context = track.prompt_ids + track.completion_ids
-            budget = min(self.max_new_tokens, self.context_length - len(context),
-                         self.max_completion_length - len(track.completion_ids))
+            try:
+                context = self._context(track, messages)
+            except Exception as exc:  # a template that refuses this chat fails the episode, not the batch
+                errors[i] = f"cannot render the tutor's context: {type(exc).__name__}: {exc}"
+                inputs.append([])
+                budgets.append(0)
+                continue
+            assert track.prompt_ids is not None
+            used = len(context) - len(track.prompt_ids)
+            budget = min(self.max_new_tokens, self.context_length - len(context), self.max_completion_length - used)
             if budget < 1:
                 errors[i] = (f"the dialogue no longer fits: {len(context)} tokens of context ({len(track.prompt_ids)} "
                              f"prompt) against a {self.context_length}-token model and max_completion_length "
@@ -430,44 +459,106 @@ class TokenTutor:
             raise PartialBatchError(texts, errors)
         return texts  # type: ignore[return-value]
 
+    def _context(self, track: _Track, messages: list[dict]) -> list[int]:
+        """The tokens to generate the next turn from (and, in tokens mode, the track extended with them)."""
+        if self.mode == "render":
+            context = self.renderer.encode(messages, add_generation_prompt=True)
+            if track.prompt_ids is None:
+                track.prompt_ids = context
+            track.messages = messages
+            return context
+        if track.prompt_ids is None:
+            track.prompt_ids = self.encode(self.render(messages, generation_prompt=True), bos=True)
+        else:
+            env_ids = self._between_turns(track, messages)
+            track.completion_ids += env_ids
+            track.env_mask += [0] * len(env_ids)
+            track.logprobs += [0.0] * len(env_ids)
+        track.n_messages = len(messages) + 1  # the env appends this reply as an assistant message
+        return track.prompt_ids + track.completion_ids
+
     def _take(self, track: _Track, sample: Sample, budget: int) -> str:
-        """Append one generated turn (cut at its first EOS and at its budget); the text the env receives."""
+        """Record one generated turn (cut at its first EOS and at its budget); the text the env receives."""
         ids = sample.ids[:budget]
         end = next((k for k, t in enumerate(ids) if t in self.eos_ids), None)
         if end is not None:
             ids = ids[: end + 1]
         track.stopped = end is not None
+        body = ids[:-1] if track.stopped else ids
+        text = self.renderer.clean(self.tokenizer.decode(body, skip_special_tokens=True))
+        if self.mode == "render":
+            track.messages = [*track.messages, {"role": "assistant", "content": text}]
+            assert track.prompt_ids is not None
+            track.completion_ids = [0] * (len(self.renderer.encode(track.messages, add_generation_prompt=False))
+                                          - len(track.prompt_ids))  # a length estimate until finish()
+            return text
         lps = sample.logprobs[: len(ids)] if sample.logprobs is not None else [0.0] * len(ids)
         track.completion_ids += ids
         track.env_mask += [1] * len(ids)
         track.logprobs += lps
-        body = ids[:-1] if track.stopped else ids
-        return self.tokenizer.decode(body, skip_special_tokens=True).strip()
+        return text
+
+    def finish(self, index: int) -> _Track:
+        """The episode's final track; in render mode, built by rendering its whole chat once (an episode that
+        cannot be rendered gets ``error`` set and no completion)."""
+        track = self.tracks.get(index) or _Track()
+        if self.mode != "render" or not track.messages or track.messages[-1]["role"] != "assistant":
+            if self.mode == "render":
+                track.completion_ids = []
+            return track
+        try:
+            ids, mask = self.renderer.assistant_mask(track.messages)
+        except Exception as exc:
+            track.error, track.completion_ids = f"cannot render the episode: {exc}", []
+            return track
+        first = mask.index(1) if 1 in mask else len(ids)
+        track.prompt_ids, track.completion_ids, track.env_mask = ids[:first], ids[first:], mask[first:]
+        track.logprobs = [0.0] * len(track.completion_ids)
+        return track
+
+
+def prefix_stable(renderer: Any) -> bool:
+    """Whether the template renders every conversation as a prefix of its continuation: the generation prompt
+    then the turn, and a finished turn then the next user message (probed on a short chat)."""
+    chat = [{"role": "system", "content": "s"}, {"role": "user", "content": "u1"},
+            {"role": "assistant", "content": "a1"}, {"role": "user", "content": "u2"},
+            {"role": "assistant", "content": "a2"}]
+    try:
+        for k in (2, 4):
+            head = renderer.render(chat[:k], add_generation_prompt=True)
+            done = renderer.render(chat[:k + 1], add_generation_prompt=False)
+            if not done.startswith(head):
+                return False
+        return renderer.render(chat[:4], add_generation_prompt=True).startswith(
+            renderer.render(chat[:3], add_generation_prompt=False))
+    except Exception:
+        return False
 
 
 def _eos_ids(tokenizer: Any, model: Any | None) -> list[int]:
+    from train.common import chat_renderer
+
     ids = [tokenizer.eos_token_id]
-    eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-    for e in eos if isinstance(eos, list) else [eos]:
+    for e in chat_renderer(tokenizer, model).stop_ids:
         if e is not None and e not in ids:
             ids.append(e)
     return ids
 
 
-def _turn_closing(tokenizer: Any) -> tuple[str, str]:
+def _turn_closing(renderer: Any) -> tuple[str, str]:
     """What the chat template writes after an assistant message's content: (after a generated EOS, in full)."""
     probe = "q7Zx"
-    head = tokenizer.apply_chat_template([{"role": "user", "content": "u"}], add_generation_prompt=True,
-                                         tokenize=False)
-    full = tokenizer.apply_chat_template([{"role": "user", "content": "u"}, {"role": "assistant", "content": probe}],
-                                         add_generation_prompt=False, tokenize=False)
+    head = renderer.render([{"role": "user", "content": "u"}], add_generation_prompt=True)
+    full = renderer.render([{"role": "user", "content": "u"}, {"role": "assistant", "content": probe}],
+                           add_generation_prompt=False)
     if not full.startswith(head) or probe not in full[len(head):]:
         raise ConfigError("the tokenizer's chat template does not render an assistant turn after its generation "
                           "prompt; multi-turn GRPO needs a prefix-stable chat template")
     closing = full[len(head):].split(probe, 1)[1]
-    eos = tokenizer.eos_token or ""
-    after_eos = closing[len(eos):] if eos and closing.startswith(eos) else closing
-    return after_eos, closing
+    for stop in (renderer.turn_end, renderer.tokenizer.eos_token):
+        if stop and closing.startswith(stop):  # the model generated this token itself
+            return closing[len(stop):], closing
+    return closing, closing
 
 
 # ---------------------------------------------------------------------------------------------- rollout_func
@@ -499,6 +590,10 @@ class EpisodeRollout:
         self.student_factory = student_factory
         self.calls = 0
         self.last_stats: dict[str, float] = {}
+        self.episodes = 0  # every episode played so far, and those that failed (recorded, unscored)
+        self.failed = 0
+        self.first_error: str | None = None
+        self.mode: str | None = None  # the TokenTutor's mode ("tokens" or "render")
         self._vllm_client: Any | None = None
 
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
@@ -513,17 +608,26 @@ class EpisodeRollout:
             tutor = TokenTutor(self.tokenizer, generator, self.max_new_tokens, context_length,
                                self.max_completion_length, seed, eos_ids=getattr(generator, "eos_ids", None)
                                or getattr(trainer, "eos_token_ids", None))
+            self.mode = tutor.mode
             records = run_batched(specs, tutor, self.student_factory or SimulatedStudent,
                                   batch_size=self.batch_size or len(specs), reward=self.rubric, tutor_name="policy")
         out: dict[str, list] = {"prompt_ids": [], "completion_ids": [], "env_mask": [], "logprobs": [], "episode": []}
         vllm = bool(getattr(trainer.args, "use_vllm", False))
         for index, record in enumerate(records):
-            track = tutor.tracks.get(index) or _Track()
+            track = tutor.finish(index)
             if track.prompt_ids is None:  # failed before its first turn: still one (unscored) row
                 track.prompt_ids = [self.tokenizer.eos_token_id]
-            if not track.completion_ids:
-                record = {**record, "ended_by": "failure"}
+            if not track.completion_ids or track.error:
+                failures = [*record.get("failures", []), *([{"agent": "tutor", "error": track.error}]
+                                                             if track.error else [])]
+                record = {**record, "ended_by": "failure", "failures": failures}
                 track.completion_ids, track.env_mask, track.logprobs = [self.tokenizer.eos_token_id], [0], [0.0]
+            self.episodes += 1
+            if record.get("ended_by") == "failure":
+                self.failed += 1
+                if self.first_error is None:
+                    first = (record.get("failures") or [{}])[0]
+                    self.first_error = str(first.get("error") or "no tutor turn was produced")
             out["prompt_ids"].append(track.prompt_ids)
             out["completion_ids"].append(track.completion_ids)
             out["env_mask"].append(track.env_mask)
@@ -644,10 +748,11 @@ def training_rubric(name: str, weights: Mapping[str, float] | None = None) -> An
 
 
 def load_policy(base: str, adapter: str | None, lora: LoraSettings, train_saved_modules: bool = False,
-                ) -> tuple[Any, Any, Any | None]:
+                pad_token: str = "auto") -> tuple[Any, Any, Any | None]:
     """(model, tokenizer, peft_config): the base model with ``adapter`` made trainable (peft_config None; its
-    ``modules_to_save`` frozen unless ``train_saved_modules``), or the base model and a new LoRA's config."""
-    model, tokenizer = load_chat_model(base)
+    ``modules_to_save`` frozen unless ``train_saved_modules``), or the base model and a new LoRA's config.
+    A missing or EOS pad token is fixed as ``pad_token`` says (:func:`train.common.fix_pad_token`)."""
+    model, tokenizer = load_chat_model(base, pad_token)
     tokenizer.padding_side = "left"
     if adapter is None:
         return model, tokenizer, lora.peft_config()
@@ -698,9 +803,12 @@ def reward_curve(log_history: Sequence[Mapping], k: int, key: str = "reward", n_
 
         reward_curve([{"step": 1, "reward": 0.1}, {"step": 2, "reward": 0.3}], k=1)["delta"]   # 0.2
     """
-    steps = [(int(h["step"]), float(h[key])) for h in log_history if key in h and "step" in h]
+    # a step whose every episode failed logs no number (None / NaN): it is counted, not plotted
+    steps = [(int(h["step"]), float(h[key])) for h in log_history
+             if "step" in h and isinstance(h.get(key), (int, float)) and not math.isnan(float(h[key]))]
     values = [v for _, v in steps]
-    out: dict[str, Any] = {"steps": [s for s, _ in steps], "values": values}
+    out: dict[str, Any] = {"steps": [s for s, _ in steps], "values": values,
+                           "unscored_steps": sum(1 for h in log_history if key in h and "step" in h) - len(steps)}
     if values:
         k = max(1, min(k, len(values) // 2))  # the two windows never overlap
         out.update(k=k, first_k_mean=float(np.mean(values[:k])), last_k_mean=float(np.mean(values[-k:])))
@@ -768,7 +876,11 @@ def run(cfg: GRPORecipeConfig) -> dict[str, Any]:
     train_specs = cfg.train_specs.specs()
     with state.main_process_first():  # the tiny model is built once
         base, start_adapter, start = resolve_start(cfg, out_dir)
-    model, tokenizer, peft_config = load_policy(base, start_adapter, cfg.lora, cfg.train_saved_modules)
+    model, tokenizer, peft_config = load_policy(base, start_adapter, cfg.lora, cfg.train_saved_modules,
+                                                cfg.pad_token)
+    from agents.student.llm import make_student_factory
+
+    student_factory = make_student_factory(cfg.student, **cfg.student_args)
     funcs, weights = reward_functions(rubric)
     wandb_mode = cfg.wandb.mode or os.environ.get("WANDB_MODE") or "offline"
     wb = start_wandb(RECIPE, cfg, out_dir) if main else None
@@ -779,7 +891,7 @@ def run(cfg: GRPORecipeConfig) -> dict[str, Any]:
         args = grpo_args(cfg, out_dir, weights, "none" if wandb_mode == "disabled" else "wandb",
                          wb.name if wb is not None else None)
         rollout = EpisodeRollout(tokenizer, rubric, seed=cfg.seed, max_new_tokens=cfg.max_new_tokens,
-                                 max_completion_length=cfg.max_completion_length)
+                                 max_completion_length=cfg.max_completion_length, student_factory=student_factory)
         trainer = GRPOTrainer(model=model, reward_funcs=funcs, args=args, train_dataset=build_dataset(train_specs),
                               processing_class=tokenizer, peft_config=peft_config, rollout_func=rollout,
                               callbacks=[log_callback(out_dir / "log_history.jsonl")])
@@ -791,6 +903,8 @@ def run(cfg: GRPORecipeConfig) -> dict[str, Any]:
         results["lora_tensors"] = len(before)
         results["lora_tensors_changed"] = sum(not torch.equal(before[n], after[n]) for n in before)
         history = trainer.state.log_history
+        results["rollout"] = {"mode": rollout.mode, "episodes": rollout.episodes, "failed": rollout.failed,
+                              "first_failure": rollout.first_error}
         results["reward_curve"] = reward_curve(history, cfg.report_k)
         results["components"] = {f.__name__: reward_curve(history, cfg.report_k, f"rewards/{f.__name__}/mean")
                                  for f in funcs}
@@ -809,6 +923,9 @@ def run(cfg: GRPORecipeConfig) -> dict[str, Any]:
                                                         cfg.threads)
             write_model_card(adapter_dir, RECIPE, cfg, base, _card_results(results))
             write_results(out_dir, results)
+        if rollout.episodes and rollout.failed == rollout.episodes:
+            raise ConfigError(f"every one of the {rollout.episodes} training episodes failed, so nothing was learnt "
+                              f"(results in {out_dir}); the first failure: {rollout.first_error}")
     finally:
         finish_wandb(wb, _summary(results))
     return results

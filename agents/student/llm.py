@@ -27,6 +27,7 @@ Example::
 from __future__ import annotations
 
 import string
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Literal
@@ -222,3 +223,40 @@ class LLMStudent:
         if answer is not None and mentions_value(text, answer) != mentions_value(plan_text, answer):
             return None  # stating (or dropping) the task's answer would change the turn's meaning
         return text
+
+
+STUDENT_KINDS = ("simulated", "llm", "hybrid")
+
+
+def make_student_factory(spec: str = "simulated", **backend_kwargs: object) -> Callable[[str], object]:
+    """A ``make_student(persona) -> student`` for rollouts, eval and GRPO, from ``simulated``, ``llm:<backend>``
+    or ``hybrid:<backend>`` (``<backend>`` as :func:`agents.backends.make_backend` takes it, e.g.
+    ``hf:models/student`` or ``openai:gpt-4o-mini``). The backend is built once and shared by every episode's
+    student; ``backend_kwargs`` go to it (``threads``, ``base_url``, ``enable_thinking``...), except
+    ``max_new_tokens`` and ``temperature``, which set the student's sampling.
+
+    Example::
+
+        make_student = make_student_factory("llm:hf:models/tiny", threads=1)
+        student = make_student("anxious")        # an LLMStudent voicing the anxious persona
+    """
+    from agents.student.policy import SimulatedStudent
+
+    kind, _, target = spec.partition(":")
+    if kind not in STUDENT_KINDS or (kind == "simulated") == bool(target):
+        raise ConfigError(f"student {spec!r} must be 'simulated', 'llm:<backend>' or 'hybrid:<backend>' (e.g. "
+                          "llm:hf:models/tiny or hybrid:openai:gpt-4o-mini)")
+    if kind == "simulated":
+        if backend_kwargs:
+            raise ConfigError(f"student arguments {sorted(backend_kwargs)} need an LLM student (llm:<backend>)")
+        return SimulatedStudent
+    from agents.backends import make_backend
+
+    sampling = {k: backend_kwargs.pop(k) for k in ("max_new_tokens", "temperature") if k in backend_kwargs}
+    backend = make_backend(target, **backend_kwargs)
+    config = GenerationConfig(**{"max_new_tokens": 260, **sampling})  # type: ignore[arg-type]
+
+    def make(persona: str) -> LLMStudent:
+        return LLMStudent(backend, persona=persona, mode=kind, config=config)  # type: ignore[arg-type]
+
+    return make
