@@ -1,0 +1,170 @@
+"""The env's turn limit, truncation and end-of-episode crediting, counted exactly on scripted episodes.
+
+Each case fails on a small bug in envs/tutoring.py's phase/turn/reward logic (see .ci/mutation.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from envs.tutoring import TutoringEnv
+
+QUESTION = "Which part of the problem feels unclear to you right now?"
+WRONG = "The answer is 987654."
+
+
+class Recording:
+    """A reward model that credits 1 per exchange and 10 at the episode's end, and records the calls."""
+
+    ends_on_leak = False
+
+    def __init__(self) -> None:
+        self.exchanges: list[int] = []
+        self.episodes: list[dict] = []
+
+    def exchange(self, exchange: dict) -> dict[str, float]:
+        self.exchanges.append(exchange["turn"])
+        return {"per_exchange": 1.0}
+
+    def episode(self, record: dict) -> dict[str, float]:
+        self.episodes.append(record)
+        return {"end": 10.0}
+
+    def leak_penalty(self, tutor_turn: dict) -> dict[str, float]:
+        return {}
+
+    def weigh(self, components: dict[str, float]) -> float:
+        return float(sum(components.values()))
+
+
+def right(item) -> str:
+    return f"The answer is {item.answer}."
+
+
+def play(env: TutoringEnv, seed: int = 0, tutor: str = QUESTION, pre: Callable = right, post: Callable = right,
+         reply: str = "I am not sure yet.") -> dict:
+    """Play one scripted episode: each agent's summed reward, the record and how each agent's episode ended
+    (``{agent: (terminated, truncated)}``)."""
+    env.reset(seed=seed)
+    total = {"tutor": 0.0, "student": 0.0}
+    ended: dict[str, tuple[bool, bool]] = {}
+    for agent in env.agent_iter(max_iter=500):
+        _obs, reward, term, trunc, info = env.last()
+        total[agent] += reward
+        if term or trunc:
+            ended[agent] = (term, trunc)
+            env.step(None)
+            continue
+        if agent == "tutor":
+            env.step(tutor)
+        elif "item" in info:
+            env.step((pre if info["phase"] == "pretest" else post)(info["item"]))
+        else:
+            env.step(reply)
+    return {"reward": total, "record": env.episode_record(), "ended": ended}
+
+
+def tutor_turns(record: dict) -> int:
+    return sum(t["speaker"] == "tutor" for t in record["transcript"])
+
+
+@pytest.mark.parametrize("opener", ["student", "tutor"])
+@pytest.mark.parametrize("max_turns", [1, 3])
+def test_max_turns_is_the_number_of_tutor_turns(opener: str, max_turns: int) -> None:
+    env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=max_turns, opener=opener)
+    record = play(env)["record"]
+    assert tutor_turns(record) == record["n_tutor_turns"] == max_turns
+    assert record["ended_by"] == "max_turns"
+    speakers = [t["speaker"] for t in record["transcript"]]
+    # student opens: s t s t s ...; tutor opens: t s t s ...; the student answers the last tutor turn
+    expected = (["student"] if opener == "student" else []) + ["tutor", "student"] * max_turns
+    assert speakers == expected
+
+
+def test_end_marker_ends_the_dialogue_before_the_limit() -> None:
+    env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=5)
+    record = play(env, tutor="Good, we covered it: keep practising. [END]")["record"]
+    assert (tutor_turns(record), record["ended_by"]) == (1, "end_marker")
+    assert record["posttest"]  # the post-test still runs
+
+
+def test_episode_end_credits_the_end_terms_once_and_the_exchanges() -> None:
+    model = Recording()
+    env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=3, reward=model)
+    out = play(env)
+    record = out["record"]
+    assert model.exchanges == [1, 2, 3]
+    assert len(model.episodes) == 1
+    assert record["reward_components"] == {"per_exchange": 3.0, "end": 10.0}
+    assert record["reward"] == 13.0 == out["reward"]["tutor"]
+
+
+@pytest.mark.parametrize(("pre", "post", "gain"), [
+    pytest.param(right, right, 0.0, id="right-right"),
+    pytest.param(lambda item: WRONG, right, 1.0, id="wrong-right"),
+    pytest.param(right, lambda item: WRONG, -1.0, id="right-wrong"),
+])
+def test_outcome_scores_and_student_reward(pre: Callable, post: Callable, gain: float) -> None:
+    env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=2, posttest="both")
+    out = play(env, pre=pre, post=post)
+    record = out["record"]
+    pre_score = 0.0 if gain > 0 else 1.0
+    assert (record["pretest_score"], record["posttest_score"], record["learning_gain"]) == (
+        pre_score, pre_score + gain, gain)
+    assert (record["posttest_same_score"], record["learning_gain_same"]) == (pre_score + gain, gain)
+    assert {r["kind"] for r in record["posttest"]} == {"isomorphic", "same"}
+    assert out["reward"] == {"tutor": gain, "student": gain}
+    assert out["ended"] == {"tutor": (True, False), "student": (True, False)}
+
+
+def test_same_only_posttest_scores_the_same_items() -> None:
+    env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=1, posttest="same")
+    record = play(env, pre=lambda item: WRONG)["record"]
+    assert (record["pretest_score"], record["posttest_score"], record["learning_gain"]) == (0.0, 1.0, 1.0)
+    assert [r["kind"] for r in record["posttest"]] == ["same"] * len(record["pretest"])
+    assert [r["parallel_of"] for r in record["posttest"]] == [None] * len(record["pretest"])
+
+
+def test_isomorphic_posttest_names_the_pre_item() -> None:
+    env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=1)
+    record = play(env)["record"]
+    pre_ids = {r["item_id"] for r in record["pretest"]}
+    assert record["posttest"] and all(r["parallel_of"] in pre_ids for r in record["posttest"])
+    assert record["posttest_same_score"] is None and record["learning_gain_same"] is None
+
+
+def _truncated(model: Recording, max_cycles: int) -> tuple[TutoringEnv, dict]:
+    env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=8, max_cycles=max_cycles,
+                      reward=model)
+    out = play(env)
+    return env, out
+
+
+def test_truncated_episode_gets_no_end_of_episode_terms() -> None:
+    model = Recording()
+    env, out = _truncated(model, max_cycles=6)
+    record = out["record"]
+    assert record["ended_by"] == "truncated"
+    assert out["ended"] == {"tutor": (False, True), "student": (False, True)}
+    assert model.episodes == []  # the episode() terms are never asked for
+    assert "end" not in record["reward_components"]
+    assert record["reward"] == record["reward_components"].get("per_exchange", 0.0) == out["reward"]["tutor"]
+    assert out["reward"]["student"] == 0.0
+    assert record["learning_gain"] is None and record["posttest_score"] is None
+
+
+
+
+@pytest.mark.parametrize("max_cycles", [4, 6])
+def test_truncation_after_max_cycles_rounds(max_cycles: int) -> None:
+    # a round is one step of each agent: 3 pre-test items take 3 rounds, then the dialogue s t s t ... is cut
+    model = Recording()
+    _env, out = _truncated(model, max_cycles)
+    record = out["record"]
+    assert len(record["pretest"]) == 3
+    dialogue_rounds = max_cycles - 3
+    assert record["n_tutor_turns"] == dialogue_rounds
+    assert [t["speaker"] for t in record["transcript"]] == ["student", "tutor"] * dialogue_rounds
+    assert model.exchanges == list(range(1, dialogue_rounds))  # the last tutor turn has no reply yet
