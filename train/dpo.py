@@ -70,6 +70,7 @@ from envs.errors import ConfigError
 from envs.reward_api import RewardModel
 from eval.rollout import derive_seed, run_episode
 from train.common import (
+    PAD_FIELD_DOC,
     LoraSettings,
     RecipeConfig,
     finish_wandb,
@@ -159,6 +160,7 @@ class Config(RecipeConfig):
     max_steps: int = Field(default=60, ge=1, description="Optimizer steps (the pairs repeat as epochs need).")
     batch_size: int = Field(default=4, ge=1, description="Pairs per device step.")
     gradient_accumulation_steps: int = Field(default=1, ge=1, description="Device steps per optimizer step.")
+    pad_token: str = Field(default="auto", description=PAD_FIELD_DOC)
     max_length: int = Field(default=1024, ge=16, description="Prompt + completion tokens; older messages of a "
                                                              "longer prompt are dropped (the system one is kept).")
     gradient_checkpointing: bool = Field(default=False, description="Trade compute for memory (TRL's default is "
@@ -554,6 +556,18 @@ def _policy_candidates(states: list[DialogueState], policy: Any, n: int, gen: An
                                  "error": result.error})
 
 
+def check_policy(policy: Any) -> None:
+    """One short generation of the policy on a chat shaped like the env's (system, user, user): a model that
+    cannot render or generate is a ConfigError before any pair is built, not a pile of silent failures."""
+    from agents.backends.base import GenerationConfig
+
+    chat = [{"role": "system", "content": "You are a tutor."}, {"role": "user", "content": "Pre-test: 2 of 3."},
+            {"role": "user", "content": "What is 3/4 of 8?"}]
+    [result] = policy.generate([chat], GenerationConfig(max_new_tokens=2, temperature=0.0, seed=0))
+    if not result.ok:
+        raise ConfigError(f"the policy model cannot answer a tutor chat: {result.error}")
+
+
 def _failure(kind: str, spec: EpisodeSpec, turn: int, source: str, exc: BaseException | None,
              text: str | None = None) -> dict:
     out: dict[str, Any] = {"kind": kind, "spec": spec.key(), "turn": turn, "source": source}
@@ -568,11 +582,14 @@ def _failure(kind: str, spec: EpisodeSpec, turn: int, source: str, exc: BaseExce
 # ---------------------------------------------------------------------------------------------- training
 
 
-def fit_prompt(messages: list[dict], completions: Sequence[list[dict]], tokenizer: Any, max_length: int
-               ) -> tuple[list[dict], int]:
+def fit_prompt(messages: list[dict], completions: Sequence[list[dict]], tokenizer: Any, max_length: int,
+               renderer: Any | None = None) -> tuple[list[dict], int]:
     """``messages`` with the oldest non-system ones dropped until prompt + the longest completion fit in
-    ``max_length`` tokens (as the HF backend does at inference); returns it and how many were dropped."""
+    ``max_length`` tokens (as the HF backend does at inference); returns it and how many were dropped. With a
+    ``renderer`` (:class:`agents.backends.chat_render.ChatRenderer`) lengths are those of its rendering."""
     def length(msgs: list[dict]) -> int:
+        if renderer is not None:
+            return max(len(renderer.encode(msgs + list(c), add_generation_prompt=False)) for c in completions)
         texts = [tokenizer.apply_chat_template(msgs + list(c), tokenize=False) for c in completions]
         return max(len(tokenizer(t, add_special_tokens=False, verbose=False)["input_ids"]) for t in texts)
 
@@ -584,19 +601,54 @@ def fit_prompt(messages: list[dict], completions: Sequence[list[dict]], tokenize
     return head + rest, dropped
 
 
-def train_dpo(cfg: Config, dataset: Any, base: str, adapter: str | None, out_dir: Path, run: Any,
-              eval_dataset: Any | None = None) -> dict:
-    """Train the adapter on the pairs; save it to ``out_dir/adapter``; return the training metrics (and, with
-    ``eval_dataset``, TRL's eval loss / rewards before and after training on those pairs)."""
-    import torch
-    from trl import DPOConfig, DPOTrainer
+def tokenize_pair(row: dict, renderer: Any, max_length: int) -> dict:
+    """``prompt_ids`` (the fitted prompt rendered with its generation prompt, BOS as the family has it) and
+    ``chosen_ids`` / ``rejected_ids`` (exactly the completion's tokens: its content and end-of-turn token, from
+    :meth:`~agents.backends.chat_render.ChatRenderer.assistant_mask`), so any chat-template family trains on what
+    it generates from at inference."""
+    prompt, dropped = fit_prompt(row["prompt"], [row["chosen"], row["rejected"]], None, max_length, renderer)
+    out: dict[str, Any] = {"prompt_ids": renderer.encode(prompt, add_generation_prompt=True),
+                           "dropped_messages": dropped}
+    for key in ("chosen", "rejected"):
+        ids, mask = renderer.assistant_mask(prompt + list(row[key]))
+        last = max(i for i, m in enumerate(mask) if m) if 1 in mask else -1
+        start = last
+        while start > 0 and mask[start - 1]:  # the last assistant span: this completion
+            start -= 1
+        out[f"{key}_ids"] = ids[start:last + 1] if last >= 0 else []
+    return out
 
-    model, tokenizer = load_chat_model(base)
+
+def _tokenized_dpo_trainer() -> Any:
+    """TRL's DPOTrainer that takes pairs already tokenised by :func:`tokenize_pair` as they are (TRL would
+    re-render them with the raw template: system roles, alternation and BOS as each family does not want)."""
+    from trl import DPOTrainer
+
+    class TokenizedDPOTrainer(DPOTrainer):
+        def _prepare_dataset(self, dataset: Any, processing_class: Any, args: Any, dataset_name: str) -> Any:
+            if "prompt_ids" in dataset.column_names:
+                return dataset.filter(lambda r: len(r["prompt_ids"]) < args.max_length)
+            return super()._prepare_dataset(dataset, processing_class, args, dataset_name)
+
+    return TokenizedDPOTrainer
+
+
+def train_dpo(cfg: Config, dataset: Any, base: str, adapter: str | None, out_dir: Path, run: Any,
+              eval_dataset: Any | None = None, loaded: tuple[Any, Any] | None = None) -> dict:
+    """Train the adapter on the pairs; save it to ``out_dir/adapter``; return the training metrics (and, with
+    ``eval_dataset``, TRL's eval loss / rewards before and after training on those pairs). ``loaded``: the
+    ``(model, tokenizer)`` of :func:`train.common.load_chat_model`, when the caller checked it already."""
+    import torch
+    from trl import DPOConfig
+
+    from train.common import chat_renderer
+
+    model, tokenizer = loaded or load_chat_model(base, cfg.pad_token)
     tokenizer.padding_side = "left"
+    renderer = chat_renderer(tokenizer, model)
 
     def fit(row: dict) -> dict:
-        prompt, dropped = fit_prompt(row["prompt"], [row["chosen"], row["rejected"]], tokenizer, cfg.max_length)
-        return {"prompt": prompt, "dropped_messages": dropped}
+        return tokenize_pair(row, renderer, cfg.max_length)
 
     dataset = dataset.map(fit)
     if eval_dataset is not None and len(eval_dataset):
@@ -618,7 +670,7 @@ def train_dpo(cfg: Config, dataset: Any, base: str, adapter: str | None, out_dir
         save_strategy="no", report_to=report_to(run), seed=cfg.seed, data_seed=cfg.seed, use_cpu=True, bf16=False,
         dataloader_num_workers=0, disable_tqdm=True, gradient_checkpointing=cfg.gradient_checkpointing,
     )
-    trainer = DPOTrainer(model=model, args=args, train_dataset=dataset, eval_dataset=eval_dataset,
+    trainer = _tokenized_dpo_trainer()(model=model, args=args, train_dataset=dataset, eval_dataset=eval_dataset,
                          processing_class=tokenizer, peft_config=peft_config)
     before = _adapter_params(trainer.model)
     held_out: dict[str, Any] = {}
@@ -677,6 +729,8 @@ def run(cfg: Config) -> dict:
     base, adapter, start = resolve_start(cfg, out_dir)
     wb = start_wandb(RECIPE, cfg, out_dir)
     results: dict[str, Any] = {"recipe": RECIPE, "base_model": base, "start_adapter": adapter, "start": start}
+    # the model is checked before any pair is built: a tokenizer or template that cannot train fails now
+    loaded = load_chat_model(base, cfg.pad_token)
     try:
         policy = None
         if cfg.pairs.uses_policy():
@@ -684,6 +738,7 @@ def run(cfg: Config) -> dict:
 
             policy = HFBackend(base, adapter=adapter, batch_size=cfg.pairs.generation_batch_size,
                                threads=cfg.threads)
+            check_policy(policy)
         build = build_pairs(cfg.pairs, train_specs(cfg.pairs, cfg.seed), cfg.seed, policy=policy, log=print)
         dataset = build.dataset()
         dataset.save_to_disk(str(out_dir / "pairs"))
@@ -692,6 +747,12 @@ def run(cfg: Config) -> dict:
             json.dumps({**summary, "failure_records": build.failures}, indent=2, sort_keys=True) + "\n",
             encoding="utf-8")
         results["pairs"] = summary
+        sampled = build.states * cfg.pairs.candidates.get(POLICY, 0)
+        policy_failures = [f for f in build.failures if f.get("kind") == "candidate_source"
+                           and f.get("source") == POLICY]
+        if sampled and len(policy_failures) >= sampled:  # the model produced nothing: say so, never train silently
+            raise ConfigError(f"every one of the {sampled} policy candidates failed (first: "
+                              f"{policy_failures[0].get('error')}); see {out_dir / 'pairs_summary.json'}")
         if wb is not None:
             wb.summary.update({f"pairs/{k}": v for k, v in summary.items() if isinstance(v, (int, float))})
         if len(dataset) == 0:
@@ -708,7 +769,9 @@ def run(cfg: Config) -> dict:
             eval_pairs.save_to_disk(str(out_dir / "pairs_held_out"))
             results["pairs_held_out"] = eval_build.summary()
         del policy
-        results["train"] = train_dpo(cfg, dataset, base, adapter, out_dir, wb, eval_dataset=eval_pairs)
+        results["train"] = train_dpo(cfg, dataset, base, adapter, out_dir, wb, eval_dataset=eval_pairs,
+                                     loaded=loaded)
+        del loaded
         if cfg.eval_episodes:
             results["eval"] = evaluate(cfg, base, {"dpo": results["train"]["adapter_dir"], "start": adapter},
                                        out_dir / "eval")
