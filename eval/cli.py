@@ -326,6 +326,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     from eval.leaderboard import build, print_leaderboard
     from eval.runner import RUN_FILE, read_records
 
+    started = time.time()
     target = Path(args.path)
     if target.is_file():
         folder, path = target.parent, target
@@ -376,6 +377,12 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
             meta = json.loads((folder / "run_meta.json").read_text(encoding="utf-8"))
         except ValueError:
             meta = None
+    if meta is None:  # records without their run's metadata: say so, and describe this report instead
+        from eval.tracking import run_metadata
+
+        meta = {"note": "the run that wrote these records saved no metadata; below: this report's",
+                **run_metadata(sys.argv if args.argv is None else ["tutorzoo", *args.argv], started)}
+        meta.pop("seed", None)
     print_leaderboard(board, title, console)
     written, code = write_reports(out, board, records, title, run_info, meta, console, not args.no_html)
     console.print("Wrote " + ", ".join(str(p) for p in written), markup=False)
