@@ -19,8 +19,11 @@ CLI prints it to stderr and exits with status 1 ("written, but incomplete"). ``-
 makes the first bad record an error instead, and nothing is written. An unreadable file, an unknown format or
 a file with no valid record is always an error (status 2).
 
+A ranking led by a tutor that told the answer is flagged (``warnings``): each gain column says which post-test
+it is on (``ALG``: isomorphic items; ``ALG_same``: the same item, where telling pays).
+
 ``metrics.json`` = ``{"source", "format", "data_format", "n_records", "skipped", "annotator", "not_computed",
-"notes", "per_episode": [{"location", ids..., "metrics", "meta"?}], "aggregate": <suite_metrics output>,
+"notes", "warnings", "per_episode": [{"location", ids..., "metrics", "meta"?}], "aggregate": <suite_metrics output>,
 "metrics": {name: MetricSpec}}``.
 
 Example::
@@ -100,6 +103,31 @@ def _ids(record: object) -> dict:
     }
 
 
+_GAIN_KIND = {"ALG": "isomorphic post-test", "ALG_same": "same-item post-test"}
+
+
+def ranking_warnings(result: dict) -> list[str]:
+    """A warning when the group ranked first by learning gain told the answer (Telling@k >= 0.5 at the largest
+    k, or MRBench's "revealing the answer" desired in under half of its responses): its gain may be telling."""
+    groups = result["aggregate"]["groups"]
+    tellings = sorted((c for c in result["metrics"] if c.startswith("Telling@")), key=lambda c: int(c.split("@")[1]))
+    warnings = []
+    for gain, kind in _GAIN_KIND.items():
+        values = {g: v["metrics"][gain]["mean"] for g, v in groups.items() if v["metrics"][gain]["mean"] is not None}
+        if len(values) < 2:
+            continue
+        leader = max(sorted(values), key=lambda g: values[g])
+        metrics = groups[leader]["metrics"]
+        told = metrics[tellings[-1]]["mean"] if tellings else None
+        revealed = metrics["DAMR_revealing_answer"]["mean"]
+        if (told is not None and told >= 0.5) or (revealed is not None and revealed < 50):
+            evidence = f"{tellings[-1]} = {told:.2f}" if told is not None else f"DAMR_revealing_answer = {revealed:.1f}"
+            warnings.append(f"{leader} ranks first by {gain} ({kind} gain) and told the answer ({evidence}); "
+                            + ("a same-item gain rewards telling, compare ALG (isomorphic)" if gain == "ALG_same"
+                               else "check its transcripts before trusting the ranking"))
+    return warnings
+
+
 def _unlabelled_sid(episode: Episode) -> None:
     """SID metrics of a dialogue without SID labels are unknown, not zero."""
     for name in SID_METRIC_NAMES:
@@ -176,6 +204,7 @@ def score_file(
         "aggregate": aggregate,
         "metrics": {name: spec.to_dict() for name, spec in build_registry(tuple(ks)).items()},
     }
+    result["warnings"] = ranking_warnings(result)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / OUTPUT_NAME).write_text(json.dumps(result, indent=2, allow_nan=False) + "\n", encoding="utf-8")
@@ -239,6 +268,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"not computed: {what}: {why}")
     for note in result["notes"]:
         print(f"note: {note}")
+    for warning in result["warnings"]:
+        print(f"warning: {warning}")
     columns = _columns(result)
     print("  ".join([f"{result['aggregate']['group_by']:<20}", *(f"{c:>10}" for c in columns)]))
     for name, group in result["aggregate"]["groups"].items():

@@ -146,3 +146,28 @@ def test_unlabelled_sid_dialogue_is_not_zero(tmp_path: Path) -> None:
 def test_unknown_annotator_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert score_main([str(V1), "--out", str(tmp_path), "--annotator", "gpt4"]) == 2
     assert "llm:<backend>:<model>" in capsys.readouterr().err
+
+
+def _episode(tutor: str, reveals: bool, post_correct: bool, seed: int) -> dict:
+    return {"tutor": tutor, "spec": {"task_set": "mcq", "task_id": "q", "persona": "p", "seed": seed},
+            "transcript": [{"speaker": "tutor", "utterance": "The answer is B.", "teaching_strategy": None,
+                            "teacher_intent": "introduce_concept", "teacher_guidance_level": "L1",
+                            "reveals_answer": reveals},
+                           {"speaker": "student", "utterance": "OK.", "student_cognition_state": "clear_understanding",
+                            "cognitive_level": "remember", "states_answer": False}],
+            "pretest": [{"item_id": "q", "correct": False, "subject": "physics"}],
+            "posttest": [{"item_id": "q", "kind": "same", "correct": post_correct, "subject": "physics"}]}
+
+
+def test_ranking_led_by_a_teller_is_flagged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "episodes.jsonl"
+    records = [_episode("teller", True, True, s) for s in range(3)] + [_episode("socratic", False, s == 0, s)
+                                                                        for s in range(3)]
+    src.write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = _score(src, tmp_path / "out")
+    (warning,) = result["warnings"]
+    assert warning.startswith("teller ranks first by ALG_same (same-item post-test gain) and told the answer")
+    assert "warning: teller ranks first" in capsys.readouterr().out
+    honest = [_episode("teller", False, True, s) for s in range(3)] + records[3:]
+    src.write_text("".join(json.dumps(r) + "\n" for r in honest))
+    assert _score(src, tmp_path / "out2")["warnings"] == []
