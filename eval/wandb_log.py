@@ -10,6 +10,10 @@ any string holding the value of a secret-named environment variable such as ``OP
 - a ``transcripts`` table, one row per record with uniform column types (tutor, persona, task, seed, gains,
   scores, how it ended, failures, the transcript as text with each turn's annotations; an item suite's
   prompt and response instead of a dialogue, and its grades as JSON);
+- per tutor what its numbers rest on in the summary (``{tutor}/n_scored``, ``{tutor}/n_failed``,
+  ``{tutor}/invalid_turn_share``, ``{tutor}/clipped_turn_share``) and a ``health`` table;
+- the paired comparisons (:mod:`eval.report_paired`) as a ``paired`` table (metric, a, b, shared units,
+  a - b, CI, win shares, verdict) and ``paired/{metric}/{a} vs {b}`` = a - b in the summary;
 - ``report.html``, ``metrics.json`` and ``report.md`` as an artifact of type ``report`` (also copied into
   the run's ``files/``), secrets masked in the copies too.
 
@@ -121,6 +125,34 @@ def metric_rows(board: Mapping) -> list[list[Any]]:
     return rows
 
 
+HEALTH_COLUMNS: tuple[str, ...] = ("tutor", "n", "scored", "failed", "errors", "turns", "invalid_turn_share",
+                                   "clipped_turn_share")
+PAIRED_COLUMNS: tuple[str, ...] = ("metric", "a", "b", "n", "diff", "ci_low", "ci_high", "a_wins", "b_wins", "ties",
+                                   "verdict")
+
+
+def health_rows(board: Mapping) -> list[list[Any]]:
+    """The ``health`` table: per tutor, columns :data:`HEALTH_COLUMNS` (see :func:`eval.runner.tutor_health`)."""
+    rows = []
+    for tutor, h in (board.get("health") or {}).items():
+        errors = ", ".join(f"{e} x{n}" for e, n in h["errors"].items())
+        rows.append([tutor, h["n"], h["scored"], h["failed"], errors, h["turns"], _number(h["invalid_share"]),
+                     _number(h["clipped_share"])])
+    return rows
+
+
+def paired_rows(board: Mapping) -> list[list[Any]]:
+    """The ``paired`` table: one row per (metric, pair of tutors), columns :data:`PAIRED_COLUMNS`."""
+    from eval.report_paired import verdict
+
+    rows = []
+    for metric, pairs in ((board.get("paired") or {}).get("metrics") or {}).items():
+        for row in pairs:
+            rows.append([metric, row["a"], row["b"], row["n"], *(_number(row[k]) for k in
+                         ("diff", "ci_low", "ci_high", "a_wins", "b_wins", "ties")), verdict(row)])
+    return rows
+
+
 def transcript_rows(records: Sequence[Mapping]) -> list[list[Any]]:
     """The ``transcripts`` table: one row per record, columns :data:`TRANSCRIPT_COLUMNS`, secrets masked."""
     rows = []
@@ -215,8 +247,19 @@ def log_run(out_dir: Path, run_info: dict, records: list[dict], board: dict, pro
         for tutor, metric, mean, *_ in rows:
             if mean is not None:
                 summary[f"{tutor}/{metric}"] = mean
+        health = health_rows(board)
+        for tutor, _n, scored, failed, _errors, _turns, invalid, clipped in health:
+            summary.update({f"{tutor}/n_scored": scored, f"{tutor}/n_failed": failed})
+            if invalid is not None:
+                summary.update({f"{tutor}/invalid_turn_share": invalid, f"{tutor}/clipped_turn_share": clipped})
+        paired = paired_rows(board)
+        for metric, a, b, _n, diff, *_ in paired:
+            if diff is not None:
+                summary[f"paired/{metric}/{a} vs {b}"] = diff
         run.summary.update(summary)
         run.log({"metrics": wandb.Table(columns=list(METRIC_COLUMNS), data=rows),
+                 "health": wandb.Table(columns=list(HEALTH_COLUMNS), data=health),
+                 "paired": wandb.Table(columns=list(PAIRED_COLUMNS), data=paired),
                  "transcripts": wandb.Table(columns=list(TRANSCRIPT_COLUMNS), data=transcript_rows(records))})
         present = [out_dir / name for name in REPORT_FILES if (out_dir / name).is_file()]
         if present:

@@ -134,6 +134,26 @@ def test_config_summary_tables_and_artifact(logged: dict) -> None:
     assert len(tables["metrics"]["data"]) == n_metrics
 
 
+def test_health_and_paired_comparisons_are_logged(logged: dict) -> None:
+    run_dir, board = logged["run_dir"], logged["board"]
+    log = wandb_records(next(run_dir.glob("run-*.wandb")))
+    kinds = [r.WhichOneof("record_type") for r in log]
+    summary = {u.key: json.loads(u.value_json) for r, k in zip(log, kinds, strict=True) if k == "summary"
+               for u in r.summary.update if u.key}
+    for tutor in TUTORS:
+        health = board["health"][tutor]
+        assert summary[f"{tutor}/n_scored"] == health["scored"] and summary[f"{tutor}/n_failed"] == health["failed"]
+        assert summary[f"{tutor}/invalid_turn_share"] == pytest.approx(health["invalid_share"])
+    pairs = board["paired"]["metrics"]["learning_gain"]
+    assert len(pairs) == len(TUTORS) * (len(TUTORS) - 1) // 2
+    for pair in pairs:
+        assert summary[f"paired/learning_gain/{pair['a']} vs {pair['b']}"] == pytest.approx(pair["diff"])
+    tables = {p.name.split("_")[0]: json.loads(p.read_text()) for p in (run_dir / "files/media/table").glob("*")}
+    assert tables["paired"]["columns"][:5] == ["metric", "a", "b", "n", "diff"]
+    assert [row[1:3] for row in tables["paired"]["data"]] == [[p["a"], p["b"]] for p in pairs]
+    assert [row[0] for row in tables["health"]["data"]] == list(board["health"])
+
+
 def test_no_secret_in_any_file(logged: dict) -> None:
     seen = 0
     for path in logged["wandb_dir"].rglob("*"):
