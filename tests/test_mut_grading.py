@@ -1,0 +1,73 @@
+"""Grading edge cases that a small bug would get wrong: percents, empty answers, boundaries (.ci/mutation.py)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from envs.grading import equivalent, grade, mentions_value, same_number
+from envs.tasks.base import Item
+
+
+def _rows(cases: list[tuple]) -> list:
+    return [pytest.param(*c[1:], id=c[0]) for c in cases]
+
+
+PERCENT_CASES = [
+    # a bare number matches a percent key only as that percent's digits: "75" for "75%", never for "3/4"
+    ("bare_75_is_not_3_quarters", "75", "3/4", False),
+    ("bare_75_is_not_0.75", "75", "0.75", False),
+    ("bare_75_for_75_percent", "75", "75%", True),
+    ("bare_0.75_for_75_percent", "0.75", "75%", True),
+    ("percent_for_plain_key", "75%", "75", False),
+    ("percent_for_percent_key", "75%", "75%", True),
+    ("percent_for_fraction_key", "75%", "3/4", True),
+    ("bare_50_for_half", "50", "1/2", False),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), _rows(PERCENT_CASES))
+def test_percent_check(a: str, b: str, expected: bool) -> None:
+    assert equivalent(a, b) is expected
+
+
+@pytest.mark.parametrize(("value", "percent", "expected", "expected_percent", "same"), [
+    pytest.param(Fraction(75), False, Fraction(3, 4), True, True, id="digits-of-a-percent-key"),
+    pytest.param(Fraction(75), False, Fraction(3, 4), False, False, id="digits-of-a-plain-key"),
+    pytest.param(Fraction(75), True, Fraction(3, 4), True, False, id="a-percent-is-divided-already"),
+    pytest.param(Fraction(3, 4), True, Fraction(3, 4), False, True, id="same-value"),
+])
+def test_same_number(value: Fraction, percent: bool, expected: Fraction, expected_percent: bool, same: bool) -> None:
+    assert same_number(value, percent, expected, expected_percent) is same
+
+
+EMPTY_CASES = [
+    # a key that normalises to nothing matches nothing, not even a punctuation-only reply
+    ("punctuation_key_punctuation_reply", "?!", "...", False),
+    ("punctuation_key_same_punctuation", "...", "...", False),
+    ("empty_key_empty_reply", "", "", False),
+    ("article_only_key", "the", "a", False),
+    ("word_vs_punctuation_key", "moon", "!", False),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), _rows(EMPTY_CASES))
+def test_empty_normalised_key_matches_nothing(a: str, b: str, expected: bool) -> None:
+    assert equivalent(a, b) is expected
+
+
+@pytest.mark.parametrize(("text", "value", "expected"), [
+    pytest.param("?? ...", "!!", False, id="punctuation-value"),
+    pytest.param("", "", False, id="empty"),
+    pytest.param("the moon", "The Moon", True, id="article-dropped-from-the-value-only"),
+    pytest.param("a moonlit night", "moon", False, id="whole-words-only"),
+])
+def test_mentions_value_text(text: str, value: str, expected: bool) -> None:
+    assert mentions_value(text, value) is expected
+
+
+def test_punctuation_only_reply_to_a_text_item_is_not_correct() -> None:
+    item = Item(id="q", stem="Name the process.", answer="photosynthesis", kcs=("k",))
+    assert grade(item, "?!").correct is False
+    assert grade(item, "Photosynthesis.").correct is True
