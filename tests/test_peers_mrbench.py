@@ -171,3 +171,27 @@ def test_ranking_led_by_a_teller_is_flagged(tmp_path: Path, capsys: pytest.Captu
     honest = [_episode("teller", False, True, s) for s in range(3)] + records[3:]
     src.write_text("".join(json.dumps(r) + "\n" for r in honest))
     assert _score(src, tmp_path / "out2")["warnings"] == []
+
+
+def test_llm_annotator_labels_unlabelled_turns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.chat_server import ChatServer
+
+    def responder(body: dict, index: int) -> str:
+        if "TURN TO LABEL (tutor)" in body["messages"][-1]["content"]:
+            return json.dumps({"teacher_intent": "guide_reasoning", "teaching_strategy": "hint",
+                               "teacher_guidance_level": "L3", "discipline": ["math"]})
+        if '"""\n4\n"""' in body["messages"][-1]["content"]:
+            return "not JSON"  # one failed turn: counted, its labels left empty
+        return json.dumps({"student_cognition_state": "clear_understanding", "cognitive_level": "apply",
+                           "discipline": ["math"]})
+
+    src = tmp_path / "plain.json"
+    src.write_text(json.dumps([{"dialogue_id": "d", "tutor": "t", "turns": [
+        {"speaker": "tutor", "utterance": "Hint: what is 2 + 2?"}, {"speaker": "student", "utterance": "4"},
+        {"speaker": "tutor", "utterance": "And 2 + 3?"}, {"speaker": "student", "utterance": "5"}]}]))
+    with ChatServer(responder=responder) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        result = _score(src, tmp_path / "out", "--annotator", "llm:openai:test-model")
+    assert result["annotator"]["failed_turns"] == 1 and result["not_computed"] == {}
+    metrics = result["per_episode"][0]["metrics"]
+    assert metrics["SD"] == 1.0 and metrics["L3GR"] == 1.0 and metrics["SV"] == pytest.approx(1 / 8)
