@@ -23,7 +23,7 @@ from envs.config import EpisodeSpec
 from eval.play import DEFAULT_SUMMARY, PROMPT, TUTOR_NAME, annotation_line, main, play_episode
 
 ROOT = Path(__file__).resolve().parents[1]
-PYTHON = ROOT / ".venv" / "bin" / "python"
+PYTHON = sys.executable  # the interpreter running the tests, in whatever checkout or virtualenv
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07]*\x07|[@-Z\\-_])")
 TURNS = ("Which side of the triangle is the height?",
          "Imagine a ladder leaning on a wall: is its length how high it reaches?")
@@ -43,7 +43,7 @@ def _play_in_pty(args: list[str], typed: list[str], timeout: float = 10.0) -> tu
     if pid == 0:  # the child: the program under test, with the pty as its terminal
         os.chdir(ROOT)
         env = {**os.environ, "TERM": "xterm-256color", "PYTHONIOENCODING": "utf-8", "COLUMNS": "80"}
-        os.execve(str(PYTHON), [str(PYTHON), "-m", "eval.play", *args], env)
+        os.execve(PYTHON, [PYTHON, "-m", "eval.play", *args], env)
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     screen = b""
     pending = list(typed)
