@@ -40,3 +40,9 @@ bench: $(FULL)
 	$(PIP) -e ".[bench]"
 	$(PY) benchmarks/env_speed.py
 	$(PY) benchmarks/rollout_speed.py
+
+# Mutation testing of the critical modules (.ci/mutation.py): kill rate per module and every survivor.
+# Not part of `make test`.
+.PHONY: mutation
+mutation: $(FULL)
+	$(PY) .ci/mutation.py

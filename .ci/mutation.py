@@ -1,0 +1,418 @@
+"""Mutation testing of the critical modules: would the tests notice a small, realistic bug?
+
+Each mutant is one AST-level edit that looks like a real bug, applied alone to a scratch copy of the work tree:
+
+- ``compare``: a comparison flipped at its boundary or negated (``<`` <-> ``<=``, ``>`` <-> ``>=``, ``==`` <->
+  ``!=``, ``is`` <-> ``is not``, ``in`` <-> ``not in``);
+- ``boolop``: ``and`` <-> ``or``;  ``not``: a ``not`` dropped;  ``bool``: ``True`` <-> ``False``;
+- ``number``: an integer off by one (``n`` -> ``n + 1``), a float off by 10% (``x`` -> ``1.1 x``, 0 -> 0.1);
+- ``term``: the right operand of ``a + b`` / ``a - b`` dropped (``a``).
+
+Strings, f-strings and decorators are never mutated (a changed error message is not a bug the metrics would
+show). Each mutant runs the test files that cover its module (``TARGETS``) with ``pytest -x``; it is *killed*
+when they fail or time out (3x the unmutated run + 10 s), *survives* when they pass. The script prints the
+kill rate per module and every survivor (``file:line operator: before -> after``), and writes the same as JSON.
+It is not part of ``make test``: run it with ``make mutation`` (all modules, 2 workers) or, for one module,
+``python .ci/mutation.py --module rewards/gate.py``; ``--list`` only counts the mutants.
+
+Why not mutmut or cosmic-ray: see the note at ``TARGETS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A module to mutate, the test files that cover it and, optionally, the only functions to mutate."""
+
+    path: str
+    tests: tuple[str, ...]
+    functions: tuple[str, ...] = ()  # qualified names ("Class.method"); empty = the whole module
+
+
+# Written by hand because the maintained tools did not fit this budget: mutmut 3.8 first runs the configured
+# test suite to map tests to functions, mutates every string literal (each error message is a mutant) and
+# can only be narrowed to the critical functions (the runner's resume, the judges' fail-closed paths) with
+# `# pragma: no mutate` comments in the modules themselves, several of which other work owns.
+# The targeted tests first: with -x most mutants die in them before the slower files run.
+_METRICS_TESTS = ("tests/test_mut_metrics.py", "tests/test_metrics.py")
+_REWARD_TESTS = ("tests/test_mut_rewards.py", "tests/test_rewards.py")
+_JUDGE_TESTS = ("tests/test_mut_judges.py", "tests/test_judges.py")
+TARGETS: tuple[Target, ...] = (
+    Target("eval/metrics/stats.py", _METRICS_TESTS),
+    Target("eval/metrics/educationq.py", _METRICS_TESTS),
+    Target("eval/metrics/suite.py", _METRICS_TESTS),
+    Target("eval/metrics/mathdial.py", _METRICS_TESTS),
+    Target("eval/metrics/mrbench.py", _METRICS_TESTS),
+    Target("rewards/sid.py", _METRICS_TESTS),
+    Target("rewards/gate.py", _REWARD_TESTS),
+    Target("rewards/rubric.py", _REWARD_TESTS),
+    Target("rewards/terms.py", _REWARD_TESTS),
+    Target("envs/leak.py", ("tests/test_mut_leak.py", "tests/test_leak.py")),
+    Target("envs/grading.py", ("tests/test_mut_grading.py", "tests/test_grading.py")),
+    Target("envs/tutoring.py", ("tests/test_mut_tutoring.py", "tests/test_env_api.py"),
+           ("TutoringEnv.step", "TutoringEnv._student_step", "TutoringEnv._tutor_step", "TutoringEnv._answer_item",
+            "TutoringEnv._credit", "TutoringEnv._start_posttest", "TutoringEnv._finish")),
+    Target("eval/runner.py", ("tests/test_mut_runner.py", "tests/test_runner.py"),
+           ("read_records", "_record_key", "_identity", "prepare_output", "_chunks")),
+    Target("eval/judges/judge.py", _JUDGE_TESTS,
+           ("Verdict.n_failed", "Verdict.ok", "Verdict.failed", "parse_sample", "aggregate",
+            "Judge.judge_many", "Judge._generate")),
+    Target("eval/judges/sid.py", _JUDGE_TESTS, ("sid_rubric_metrics", "_summary")),
+    # the update rules of the student model (its tests are the student model's own)
+    Target("agents/student/model.py", ("tests/test_student_model.py",),
+           ("p_correct", "_slip", "respond", "_mislead", "_preference", "_fire", "_repair", "begin_posttest",
+            "item_mastery", "answer_item")),
+)
+
+_FLIP: dict[type, type] = {
+    ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
+    ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In,
+}
+_OP_TEXT = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=", ast.Is: "is",
+            ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
+
+
+@dataclass(frozen=True)
+class Site:
+    """One mutation: the ``index``-th mutable node of the module (in :func:`_nodes` order) and what to do."""
+
+    index: int
+    op: str
+    line: int
+    function: str
+    before: str
+    after: str
+    detail: int = 0  # which comparator of a chained comparison
+
+
+@dataclass
+class Result:
+    site: Site
+    status: str  # killed | survived | timeout | error
+    seconds: float
+
+
+@dataclass
+class ModuleReport:
+    target: Target
+    results: list[Result] = field(default_factory=list)
+    baseline_seconds: float = 0.0
+    baseline_error: str = ""
+
+    @property
+    def killed(self) -> int:
+        return sum(r.status in ("killed", "timeout") for r in self.results)
+
+
+def _nodes(tree: ast.AST) -> Iterator[tuple[ast.AST, str]]:
+    """Every node that may be mutated, with its enclosing function's qualified name, in a fixed order."""
+
+    def visit(node: ast.AST, scope: list[str]) -> Iterator[tuple[ast.AST, str]]:
+        if isinstance(node, ast.JoinedStr):
+            return
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # a docstring
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            inner = [*scope, node.name]
+            for child in ast.iter_child_nodes(node):
+                if child in getattr(node, "decorator_list", []) or child is getattr(node, "returns", None):
+                    continue
+                yield from visit(child, inner)
+            return
+        if isinstance(node, (ast.arg, ast.AnnAssign)):
+            if isinstance(node, ast.AnnAssign) and node.value is not None:
+                yield from visit(node.value, scope)
+            return
+        yield node, ".".join(scope) or "<module>"
+        for child in ast.iter_child_nodes(node):
+            yield from visit(child, scope)
+
+    yield from visit(tree, [])
+
+
+def _number_after(value: int | float) -> int | float:
+    if isinstance(value, int):
+        return value + 1
+    return 0.1 if value == 0 else value * 1.1
+
+
+def sites(source: str) -> list[Site]:
+    """All mutations of ``source`` (see the module docstring for the operators)."""
+    out: list[Site] = []
+    for index, (node, function) in enumerate(_nodes(ast.parse(source))):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Compare):
+            for k, op in enumerate(node.ops):
+                flipped = _FLIP.get(type(op))
+                if flipped is not None:
+                    out.append(Site(index, "compare", line, function, _OP_TEXT[type(op)], _OP_TEXT[flipped], k))
+        elif isinstance(node, ast.BoolOp):
+            before, after = ("and", "or") if isinstance(node.op, ast.And) else ("or", "and")
+            out.append(Site(index, "boolop", line, function, before, after))
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            out.append(Site(index, "not", line, function, "not x", "x"))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, bool):
+            out.append(Site(index, "bool", line, function, str(node.value), str(not node.value)))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            out.append(Site(index, "number", line, function, repr(node.value), repr(_number_after(node.value))))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            sign = "+" if isinstance(node.op, ast.Add) else "-"
+            out.append(Site(index, "term", line, function, f"a {sign} b", "a"))
+    return out
+
+
+class _Apply(ast.NodeTransformer):
+    def __init__(self, target: ast.AST, site: Site) -> None:
+        self.target, self.site = target, site
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        if node is not self.target:
+            return self.generic_visit(node)
+        s = self.site
+        if s.op == "compare":
+            node.ops[s.detail] = _FLIP[type(node.ops[s.detail])]()
+        elif s.op == "boolop":
+            node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        elif s.op == "not":
+            return node.operand
+        elif s.op in ("bool", "number"):
+            node.value = (not node.value) if s.op == "bool" else _number_after(node.value)
+        elif s.op == "term":
+            return node.left
+        return node
+
+
+def mutate(source: str, site: Site) -> str:
+    """``source`` with ``site`` applied (comments and formatting are lost; the code is the same otherwise)."""
+    tree = ast.parse(source)
+    target = next(node for i, (node, _) in enumerate(_nodes(tree)) if i == site.index)
+    return ast.unparse(ast.fix_missing_locations(_Apply(target, site).visit(tree)))
+
+
+def _selected(target: Target, all_sites: list[Site]) -> list[Site]:
+    if not target.functions:
+        return all_sites
+    wanted = set(target.functions)
+    missing = wanted - {s.function.split(".")[0] for s in all_sites} - {s.function for s in all_sites}
+    if missing:
+        print(f"warning: {target.path} has no mutable code in {sorted(missing)}", file=sys.stderr)
+    return [s for s in all_sites if s.function in wanted or any(s.function.startswith(f + ".") for f in wanted)]
+
+
+def _copy_tree(dest: Path) -> None:
+    """The work tree's tracked and untracked (not ignored) files: what a checkout plus local edits holds."""
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT,
+                            check=True, capture_output=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        src = ROOT / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+
+
+# Third-party modules every test file imports: loaded once per worker, before it forks a child per mutant.
+_PRELOAD = ("numpy", "pydantic", "yaml", "rich", "gymnasium", "pettingzoo", "pytest", "_pytest.main")
+
+
+class _Worker:
+    """A process that has imported pytest and the heavy third-party modules (never the project's own) and
+    forks a child per mutant, so a mutant pays for importing the project and running its tests only."""
+
+    def __init__(self, copy: Path) -> None:
+        self.copy = copy
+        env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve", str(copy)],
+                                     cwd=copy, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def run(self, tests: tuple[str, ...], timeout: float) -> tuple[str, float]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps({"tests": list(tests), "timeout": timeout}) + "\n")
+        self.proc.stdin.flush()
+        reply = json.loads(self.proc.stdout.readline())
+        return reply["status"], reply["seconds"]
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def _serve(copy: str) -> int:
+    """The worker's loop: one JSON request a line on stdin, one JSON reply a line on stdout."""
+    import importlib
+
+    os.chdir(copy)
+    sys.path.insert(0, copy)
+    for name in _PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    out = sys.stdout
+    for line in sys.stdin:
+        request = json.loads(line)
+        start = time.monotonic()
+        pid = os.fork()
+        if pid == 0:  # the child: its own process group, so a timeout kills what the tests started too
+            os.setpgid(0, 0)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            import pytest
+
+            code = pytest.main(["-x", "-q", "-p", "no:cacheprovider", "-m", "not slow", *request["tests"]])
+            os._exit(int(code))
+        status = "timeout"
+        while time.monotonic() - start < request["timeout"]:
+            done, code = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = "survived" if os.waitstatus_to_exitcode(code) == 0 else "killed"
+                break
+            time.sleep(0.01)
+        else:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
+        out.write(json.dumps({"status": status, "seconds": time.monotonic() - start}) + "\n")
+        out.flush()
+    return 0
+
+
+def run(targets: list[Target], jobs: int) -> list[ModuleReport]:
+    lock = threading.Lock()
+    with tempfile.TemporaryDirectory(prefix="tutorzoo-mutation-") as tmp:
+        workers: list[_Worker] = []
+        for j in range(jobs):
+            copy = Path(tmp) / f"w{j}"
+            _copy_tree(copy)
+            workers.append(_Worker(copy))
+        idle = list(workers)
+        try:
+            reports = [ModuleReport(t) for t in targets]
+            work: list[tuple[ModuleReport, Site, str, float]] = []
+            for report in reports:
+                t = report.target
+                tests = tuple(p for p in t.tests if (ROOT / p.split("::")[0]).is_file())
+                report.target = Target(t.path, tests, t.functions)
+                status, seconds = workers[0].run(tests, timeout=900)
+                report.baseline_seconds = seconds
+                if status != "survived":
+                    report.baseline_error = f"the unmutated tests fail ({status}): {' '.join(tests)}"
+                    continue
+                source = (ROOT / t.path).read_text(encoding="utf-8")
+                for site in _selected(t, sites(source)):
+                    work.append((report, site, source, 3 * seconds + 10))
+            print(f"{len(work)} mutants", flush=True)
+            done = [0]
+
+            def one(item: tuple[ModuleReport, Site, str, float]) -> Result:
+                report, site, source, timeout = item
+                with lock:
+                    worker = idle.pop()
+                path = worker.copy / report.target.path
+                try:
+                    path.write_text(mutate(source, site), encoding="utf-8")
+                    status, seconds = worker.run(report.target.tests, timeout)
+                finally:
+                    path.write_text(source, encoding="utf-8")
+                    with lock:
+                        idle.append(worker)
+                with lock:
+                    done[0] += 1
+                    mark = "." if status in ("killed", "timeout") else "S"
+                    print(mark, end="\n" if done[0] % 80 == 0 else "", flush=True)
+                return Result(site, status, seconds)
+
+            with ThreadPoolExecutor(max_workers=jobs) as ex:
+                results = list(ex.map(one, work))
+            print()
+            for (report, _, _, _), result in zip(work, results, strict=True):
+                report.results.append(result)
+        finally:
+            for worker in workers:
+                worker.close()
+    return reports
+
+
+def print_report(reports: list[ModuleReport], seconds: float) -> None:
+    width = max(len(r.target.path) for r in reports)
+    print(f"{'module':<{width}}  mutants  killed  survived  killed %")
+    for r in reports:
+        if r.baseline_error:
+            print(f"{r.target.path:<{width}}  {r.baseline_error}")
+            continue
+        n = len(r.results)
+        pct = f"{100.0 * r.killed / n:.1f}" if n else "-"
+        print(f"{r.target.path:<{width}}  {n:>7}  {r.killed:>6}  {n - r.killed:>8}  {pct:>8}")
+    total = sum(len(r.results) for r in reports)
+    killed = sum(r.killed for r in reports)
+    if total:
+        print(f"{'total':<{width}}  {total:>7}  {killed:>6}  {total - killed:>8}  {100.0 * killed / total:>8.1f}")
+    print(f"({seconds:.0f} s)")
+    survivors = [(r.target.path, x.site) for r in reports for x in r.results if x.status == "survived"]
+    if survivors:
+        print("\nsurvivors:")
+        for path, s in survivors:
+            print(f"  {path}:{s.line} [{s.function}] {s.op}: {s.before} -> {s.after}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--module", action="append", default=[],
+                        help="mutate only this module (repeatable), e.g. rewards/gate.py")
+    parser.add_argument("--jobs", type=int, default=2, help="mutants run at once, each in its own copy (2)")
+    parser.add_argument("--list", action="store_true", help="count the mutants per module and exit")
+    parser.add_argument("--json", default="runs/mutation.json", help="where to write the results")
+    parser.add_argument("--serve", help=argparse.SUPPRESS)  # internal: run as a worker in this copy
+    args = parser.parse_args(argv)
+    if args.serve:
+        return _serve(args.serve)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up the scratch copies when stopped
+    known = {t.path: t for t in TARGETS}
+    unknown = [m for m in args.module if m not in known]
+    if unknown:
+        parser.error(f"unknown module(s) {unknown}; known: {sorted(known)}")
+    targets = [known[m] for m in args.module] if args.module else list(TARGETS)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be >= 1, got {args.jobs}")
+    if args.list:
+        for t in targets:
+            print(f"{t.path}: {len(_selected(t, sites((ROOT / t.path).read_text(encoding='utf-8'))))} mutants")
+        return 0
+    start = time.monotonic()
+    reports = run(targets, args.jobs)
+    print_report(reports, time.monotonic() - start)
+    out = ROOT / args.json
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps([{
+        "module": r.target.path, "tests": list(r.target.tests), "baseline_seconds": round(r.baseline_seconds, 2),
+        "baseline_error": r.baseline_error, "mutants": len(r.results), "killed": r.killed,
+        "survivors": [{"line": x.site.line, "function": x.site.function, "op": x.site.op, "before": x.site.before,
+                       "after": x.site.after} for x in r.results if x.status == "survived"],
+    } for r in reports], indent=1), encoding="utf-8")
+    return 1 if any(r.baseline_error for r in reports) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
