@@ -152,3 +152,51 @@ def test_suite_pnir_interval_skips_resamples_without_a_positive():
     records = [iso_record([(False, True)]), iso_record([(False, False)], seed=1), iso_record([(True, True)], seed=2)]
     m = suite_metrics(records, n_resamples=200)["groups"]["socratic"]["metrics"]["PNIR"]
     assert (m["mean"], m["ci_low"], m["ci_high"], m["n"]) == (0.0, 0.0, 0.0, 3)
+
+
+# ---------------------------------------------------------------- the suite's pooled metrics and their CIs
+
+
+def _three_subject_records() -> list[dict]:
+    """8 episodes, 15 isomorphic pairs over 3 subjects. By subject (pre, post of 5 pairs): math 4 -> 1 (ALG -60),
+    physics 2 -> 3 (+20), chemistry 2 -> 3 (+20); pooled pre 8/15, post 7/15; 4 wrong->right, 5 right->wrong."""
+    t, f = True, False
+    episodes = [
+        ([(t, t)], ["math"]),
+        ([(t, t), (t, t)], ["physics", "chemistry"]),
+        ([(t, f), (f, f), (f, t)], ["chemistry", "math", "physics"]),
+        ([(t, f)], ["math"]),
+        ([(f, t), (f, t)], ["physics", "chemistry"]),
+        ([(f, f), (t, f), (f, f)], ["chemistry", "math", "physics"]),
+        ([(t, f)], ["math"]),
+        ([(t, f), (f, t)], ["physics", "chemistry"]),
+    ]
+    return [iso_record(results, subjects=subjects, seed=i) for i, (results, subjects) in enumerate(episodes)]
+
+
+@pytest.mark.parametrize(("metric", "mean", "ci"), [
+    pytest.param("ACC_pre", 100 * 8 / 15, (31.57072368421053, 83.33333333333334), id="ACC_pre"),
+    pytest.param("ACC_post", 100 * 7 / 15, (21.419172932330834, 76.92307692307693), id="ACC_post"),
+    pytest.param("ALG", -100 / 15, (-41.66666666666667, 31.25), id="ALG"),
+    pytest.param("PNIR", 5 / 4, (0.375, 6.0), id="PNIR"),
+    pytest.param("CSS", float(np.std([-60.0, 20.0, 20.0])), (18.856180831641264, 72.0454586617661), id="CSS"),
+])
+def test_suite_pooled_metrics_and_cis_pinned(metric, mean, ci):
+    m = suite_metrics(_three_subject_records())["groups"]["socratic"]["metrics"][metric]
+    assert m["mean"] == pytest.approx(mean, rel=1e-12)
+    assert (m["ci_low"], m["ci_high"]) == pytest.approx(ci, rel=1e-12)
+    assert m["n"] == 15
+
+
+def test_suite_without_resamples_has_no_cis_and_rejects_negative_counts():
+    m = suite_metrics(_three_subject_records(), n_resamples=0)["groups"]["socratic"]["metrics"]
+    assert all(m[k]["ci_low"] is None and m[k]["ci_high"] is None for k in ("ALG", "PNIR", "CSS", "SD"))
+    assert m["CSS"]["mean"] == pytest.approx(float(np.std([-60.0, 20.0, 20.0])))
+    with pytest.raises(ValueError, match="n_resamples must be >= 0"):
+        suite_metrics(_three_subject_records(), n_resamples=-1)
+
+
+def test_suite_bootstrap_block_states_the_method():
+    out = suite_metrics(_three_subject_records(), n_resamples=50, confidence=0.9, seed=3)
+    assert out["bootstrap"] == {"method": "percentile", "n_resamples": 50, "confidence": 0.9, "seed": 3,
+                                "unit": "episode"}
