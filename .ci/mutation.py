@@ -340,19 +340,22 @@ def run(targets: list[Target], jobs: int) -> list[ModuleReport]:
                         idle.append(worker)
                 with lock:
                     done[0] += 1
-                    mark = "." if status in ("killed", "timeout") else "S"
-                    print(mark, end="\n" if done[0] % 80 == 0 else "", flush=True)
+                    if status == "survived":  # as they come, so a long run can be read while it goes on
+                        print(f"[{done[0]}/{len(work)}] survived {_describe(report.target.path, site)}", flush=True)
                 return Result(site, status, seconds)
 
             with ThreadPoolExecutor(max_workers=jobs) as ex:
                 results = list(ex.map(one, work))
-            print()
             for (report, _, _, _), result in zip(work, results, strict=True):
                 report.results.append(result)
         finally:
             for worker in workers:
                 worker.close()
     return reports
+
+
+def _describe(path: str, s: Site) -> str:
+    return f"{path}:{s.line} [{s.function}] {s.op}: {s.before} -> {s.after}"
 
 
 def print_report(reports: list[ModuleReport], seconds: float) -> None:
@@ -374,7 +377,7 @@ def print_report(reports: list[ModuleReport], seconds: float) -> None:
     if survivors:
         print("\nsurvivors:")
         for path, s in survivors:
-            print(f"  {path}:{s.line} [{s.function}] {s.op}: {s.before} -> {s.after}")
+            print(f"  {_describe(path, s)}")
 
 
 def main(argv: list[str] | None = None) -> int:
