@@ -23,8 +23,8 @@ A ranking led by a tutor that told the answer is flagged (``warnings``): each ga
 it is on (``ALG``: isomorphic items; ``ALG_same``: the same item, where telling pays).
 
 ``metrics.json`` = ``{"source", "format", "data_format", "n_records", "skipped", "annotator", "not_computed",
-"notes", "warnings", "per_episode": [{"location", ids..., "metrics", "meta"?}], "aggregate": <suite_metrics output>,
-"metrics": {name: MetricSpec}}``.
+"notes", "warnings", "per_episode": [{"location", ids..., "metrics", "meta" (with --with-meta)}],
+"aggregate": <suite_metrics output>, "metrics": {name: MetricSpec}}``.
 
 Example::
 
@@ -144,8 +144,12 @@ def score_file(
     seed: int = DEFAULT_SEED,
     strict: bool = False,
     annotator: str = DEFAULT_ANNOTATOR,
+    with_meta: bool = False,
 ) -> dict:
     """Score ``path`` (one file or several of one format) and write ``out_dir/metrics.json``; returns what it wrote.
+
+    ``with_meta`` writes each record's source fields (``meta``: every field of a peer's record that is not a turn)
+    into ``per_episode``; off by default, since for logs that carry whole model responses it copies the input.
 
     Raises :class:`DatasetError` for an unreadable or unknown file, a file without a valid record, or (with
     ``strict``) the first bad record. Example: ``score_file("episodes.jsonl", "out")["skipped"]``.
@@ -188,7 +192,7 @@ def score_file(
     per_episode = []
     for location, e in episodes:
         entry = {"location": location, **_ids(e.record), "metrics": e.metrics}
-        if isinstance(e.record.get("meta"), dict):
+        if with_meta and isinstance(e.record.get("meta"), dict):
             entry["meta"] = e.record["meta"]
         per_episode.append(entry)
     result = {
@@ -234,6 +238,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, help="CI level (default 0.95)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed (default 0)")
     parser.add_argument("--strict", action="store_true", help="fail on the first bad record instead of skipping")
+    parser.add_argument("--with-meta", action="store_true",
+                        help="write each record's source fields (meta) into per_episode of metrics.json")
     return parser
 
 
@@ -250,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = args.out if args.out is not None else args.files[0].parent
     try:
         result = score_file(args.files, out, args.group_by, tuple(args.ks or DEFAULT_KS), args.resamples,
-                            args.confidence, args.seed, args.strict, args.annotator)
+                            args.confidence, args.seed, args.strict, args.annotator, args.with_meta)
     except (DatasetError, ConfigError, ValueError) as exc:
         print(f"tutorzoo score: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

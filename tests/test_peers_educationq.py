@@ -64,7 +64,7 @@ def test_excerpt_gains_are_same_item_only(tmp_path: Path) -> None:
 
 
 def test_excerpt_keeps_every_field(tmp_path: Path) -> None:
-    result = _score([LLAMA], tmp_path)
+    result = _score([LLAMA], tmp_path, "--with-meta")
     entry = next(e for e in result["per_episode"] if e["dialogue_id"] == "rec4JrWy7Il8ho5vk")
     (teacher,) = json.loads(LLAMA.read_text()).values()
     source = teacher["Student-llama31-70b-instruct"]["rec4JrWy7Il8ho5vk"]

@@ -126,7 +126,7 @@ def test_mathdial_excerpt_reproduces_reference_code(name: str, tmp_path: Path) -
 
 
 def test_mathdial_excerpt_keeps_every_field(tmp_path: Path) -> None:
-    result = _score(DATA / "test_excerpt.jsonl", tmp_path)
+    result = _score(DATA / "test_excerpt.jsonl", tmp_path, "--with-meta")
     meta = result["per_episode"][0]["meta"]
     source = json.loads((DATA / "test_excerpt.jsonl").read_text().splitlines()[0])
     assert set(source) - {"conversation"} <= set(meta)  # the conversation is the record's turns

@@ -56,7 +56,7 @@ def test_mrbench_by_hand(tmp_path: Path) -> None:
 
 
 def test_mrbench_keeps_every_field(tmp_path: Path) -> None:
-    result = _score(V1, tmp_path)
+    result = _score(V1, tmp_path, "--with-meta")
     source = json.loads(V1.read_text())[0]
     entry = next(e for e in result["per_episode"] if e["dialogue_id"] == source["conversation_id"])
     for key in ("conversation_history", "Data", "Split", "Topic", "Ground_Truth_Solution"):
@@ -124,7 +124,7 @@ def test_chat_is_scored_and_sid_not_computed(tmp_path: Path, capsys: pytest.Capt
     ]}]
     src = tmp_path / "chats.jsonl"
     src.write_text("".join(json.dumps(c) + "\n" for c in chats))
-    result = _score(src, tmp_path / "out")
+    result = _score(src, tmp_path / "out", "--with-meta")
     assert result["data_format"] == "chat"
     group = result["aggregate"]["groups"]["my-tutor"]["metrics"]
     assert all(group[m]["mean"] is None for m in ("SD", "SV", "IKT", "SC", "L3GR", "3C", "TotalScore"))
