@@ -8,6 +8,7 @@ the student sees the same :class:`TutorAct` in ``info["tutor_act"]``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 from envs.labels import BLOOM_LEVELS, COGNITION_STATES, DISCIPLINES, GUIDANCE_LEVELS, INTENTS, STRATEGIES
 
@@ -35,6 +36,9 @@ class TutorAct:
     is_question: bool = False
     ends_session: bool = False
     invalid: bool = False
+    # What the turn says, checked against the task (envs.content.Reading); the simulated student learns from
+    # it. ``None`` only for acts built by hand (unit tests, oracles): their labels are then taken as the content.
+    content: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.intent not in INTENTS:
@@ -48,7 +52,7 @@ class TutorAct:
             raise ValueError(f"disciplines must be a non-empty subset of {DISCIPLINES}, got {self.disciplines!r}")
 
     def to_dict(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in fields(self)}  # shallow: asdict's deep copy is slow here
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "content"}  # shallow: fast
         d["disciplines"] = list(self.disciplines)
         d["revealed_items"] = list(self.revealed_items)
         return d

@@ -132,17 +132,28 @@ class Annotator:
 
     @classmethod
     def for_task(cls, task: Task) -> Annotator:
-        """The annotator the env uses: every pre-test item's answer (and the task's) is a key for the leak
-        detector; the statement's own numbers are givens, never leaks."""
+        """The annotator the env uses: every pre- and post-test item's answer (and the task's) is a key for the
+        leak detector; the statement's own numbers are givens, never leaks."""
         keys = [answer_key(item) for item in task.pretest]
         if not any(k.value == task.answer for k in keys):
             keys.append(AnswerKey(item_id="task", value=task.answer))
-        return cls(task, keys, (task.statement,))
+        pre_ids = {item.id for item in task.pretest}
+        seen = {k.value for k in keys}
+        # a hidden post-test item whose answer is also one the tutor was shown cannot be told apart from it
+        keys += [answer_key(item) for item in task.posttest if item.id not in pre_ids and item.answer not in seen]
+        contexts = {item.id: item.stem for item in task.posttest if item.id not in pre_ids}
+        return cls(task, keys, (task.statement,), contexts)
 
-    def __init__(self, task: Task, answer_keys: Sequence[AnswerKey], givens: Sequence[str]) -> None:
+    def __init__(self, task: Task, answer_keys: Sequence[AnswerKey], givens: Sequence[str],
+                 contexts: dict[str, str] | None = None) -> None:
         self.task = task
         self.answer_keys = tuple(answer_keys)
         self.givens = tuple(givens)
+        # Post-test items the tutor never saw: their answer counts as stated only together with the item (two
+        # numbers of its stem, or four of its content words), so that an unrelated worked
+        # example whose result happens to equal a hidden item's answer is not a leak.
+        self._contexts = {iid: (frozenset(_NUMBER.findall(stem)), _content_words(stem))
+                          for iid, stem in (contexts or {}).items()}
         self.main_discipline = task.disciplines[0]
         # A KC is the topic when the turn uses its keywords, its name, or the words of its misconceptions.
         mis_words: dict[str, tuple[str, ...]] = {}
@@ -241,6 +252,7 @@ class Annotator:
             transfer = len(disciplines) >= 2
 
         leaks = find_leaks(text, self.answer_keys, givens=self.givens, history=ctx.tutor_history)
+        revealed = self._in_context(text, leaks.item_ids)
         return TutorAct(
             intent=intent,
             strategy=strategy,
@@ -248,8 +260,8 @@ class Annotator:
             disciplines=disciplines,
             discipline_transfer=transfer,
             target_kc=target_kc,
-            reveals_answer=leaks.leaked,
-            revealed_items=leaks.item_ids,
+            reveals_answer=bool(revealed),
+            revealed_items=revealed,
             addresses_misconception=quoted_mis or self._misconception(text, target_kc),
             is_question=is_question,
             ends_session=ends,
@@ -262,6 +274,7 @@ class Annotator:
         the next turn's transfer; an answer it states is still a leak, and ``[END]`` still ends the session.
         """
         leaks = find_leaks(text, self.answer_keys, givens=self.givens, history=ctx.tutor_history)
+        revealed = self._in_context(text, leaks.item_ids)
         return TutorAct(
             intent="check_understanding",
             strategy=None,
@@ -269,13 +282,25 @@ class Annotator:
             disciplines=tuple(ctx.previous_disciplines) or (self.main_discipline,),
             discipline_transfer=False,
             target_kc=None,
-            reveals_answer=leaks.leaked,
-            revealed_items=leaks.item_ids,
+            reveals_answer=bool(revealed),
+            revealed_items=revealed,
             addresses_misconception=None,
             is_question=False,
             ends_session=bool(_END_RE.search(text)),
             invalid=True,
         )
+
+    def _in_context(self, text: str, item_ids: tuple[str, ...]) -> tuple[str, ...]:
+        """The leaked items, keeping a hidden post-test item only when the turn also states the item."""
+        if not self._contexts:
+            return item_ids
+        numbers, words = frozenset(_NUMBER.findall(text)), _content_words(text)
+        kept = []
+        for iid in item_ids:
+            ctx = self._contexts.get(iid)
+            if ctx is None or len(numbers & ctx[0]) >= 2 or len(words & ctx[1]) >= 4:
+                kept.append(iid)
+        return tuple(kept)
 
     def _topic(self, text: str, ctx: AnnotationContext) -> tuple[str | None, tuple[str, ...]]:
         best, best_hits, found = None, 0, []

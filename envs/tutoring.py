@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from difflib import get_close_matches
 from typing import Any
 
@@ -15,6 +16,8 @@ from envs.act_text import verbalise_act
 from envs.acts import StudentTurn, TutorAct
 from envs.annotate import AnnotationContext, Annotator
 from envs.config import EnvConfig, make_config
+from envs.content import EMPTY as EMPTY_READING
+from envs.content import ContentReader
 from envs.errors import ConfigError
 from envs.grading import Grade, grade, mentions_value
 from envs.labels import COGNITION_STATES, INTENTS, STRATEGIES
@@ -99,6 +102,8 @@ class TutoringEnv(AECEnv):
         self._pre_items: tuple[Item, ...] = task.pretest
         self._post_items: list[tuple[Item, str]] = self._posttest_items(task)
         self._annotator = Annotator.for_task(task) if self.config.action_mode == "text" else None
+        self._reader = ContentReader.for_task(task)
+        self._leaked_items: set[str] = set()
         self._ctx = AnnotationContext(focus_kc=task.knowledge_components[0].id)
         self._kc_index = {kc.id: i for i, kc in enumerate(task.knowledge_components[: tzs.MAX_KCS])}
         self.pretest_results = []
@@ -261,6 +266,8 @@ class TutoringEnv(AECEnv):
             return
         result["kind"] = item_kind
         result["parallel_of"] = item.parallel_of if item_kind == "isomorphic" else None
+        if item.id in self._leaked_items:
+            result["leaked"] = True  # the tutor stated this item's answer in the dialogue (a leak penalty fired)
         self.posttest_results.append(result)
         if index + 1 < len(self._post_items):
             self._tutor_next, self._student_next = "observe", ("posttest", index + 1)
@@ -343,6 +350,7 @@ class TutoringEnv(AECEnv):
         if act.target_kc is not None:
             self._ctx.focus_kc = act.target_kc
         self._revealed = self._revealed or act.reveals_answer
+        self._leaked_items.update(act.revealed_items)
         rec = {
             "speaker": "tutor",
             "utterance": text,
@@ -390,7 +398,16 @@ class TutoringEnv(AECEnv):
         act = self._annotator.annotate(text, self._ctx)
         if act.invalid:  # not language (envs/wellformed.py): counted like an empty or garbage action
             self.invalid_turns["tutor"] += 1
-        return act, text
+            return replace(act, content=EMPTY_READING), text
+        return self._with_content(act, text), text
+
+    def _with_content(self, act: TutorAct, text: str) -> TutorAct:
+        """The act with what its words say (envs/content.py): the component it works on and the misconception
+        it refutes come from the checked content, never from cue words alone."""
+        reading = self._reader.read(text)
+        refuted = reading.refuted
+        return replace(act, content=reading, target_kc=reading.kc,
+                       addresses_misconception=refuted[0] if refuted else None)
 
     def _decode_act(self, action: Any) -> tuple[TutorAct, str]:
         try:
@@ -424,7 +441,8 @@ class TutoringEnv(AECEnv):
             is_question=intent in ("check_understanding", "guide_reasoning", "trigger_transfer"),
             ends_session=bool(end_i),
         )
-        return act, verbalise_act(act, self.task, self._rng)
+        text = verbalise_act(act, self.task, self._rng)
+        return self._with_content(act, text), text
 
     def _credit(self, components: dict[str, float]) -> None:
         """Credit weighted components to the tutor now and add them to the episode's totals."""

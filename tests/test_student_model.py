@@ -252,16 +252,22 @@ def test_aggregate_mastery_follows_a_learning_curve() -> None:
 
 # ---------------------------------------------------------------- 6. cross-discipline transfer
 def test_relevant_transfer_speeds_up_target_and_linked_kc() -> None:
+    """Transfer builds on a base that is partly mastered (L >= 0.5): from there a relevant link speeds up both
+    components; before that it teaches the linked component nothing (TRANSFER_READY)."""
     gains: dict[str, dict[str, float]] = {}
-    for name, disc in (("relevant", ("math", "chemistry")), ("irrelevant", ("math", "art"))):
+    for name, disc, base in (("relevant", ("math", "chemistry"), 0.6), ("irrelevant", ("math", "art"), 0.6),
+                             ("too_early", ("math", "chemistry"), 0.2)):
         a = act("trigger_transfer", "follow_up_question", "L3", disciplines=disc, discipline_transfer=True)
         states = _states("all_round_correct_and_extends", N)
+        for st in states:
+            st.mastery["fraction_addition"] = base
         before = [dict(st.mastery) for st in states]
         plans = _drive(states, [a] * 5)
         gains[name] = {k: _mean([st.mastery[k] - b[k] for st, b in zip(states, before, strict=True)])
                        for k in ("fraction_addition", "mixing")}
         gains[name]["transfer_turns"] = _mean([p.discipline_transfer for ps in plans for p in ps])
     rel, irr = gains["relevant"], gains["irrelevant"]
+    assert gains["too_early"]["mixing"] < 0.5 * rel["mixing"], gains
     assert rel["mixing"] - irr["mixing"] >= 0.15, gains
     assert irr["mixing"] == 0.0, "no link, no learning on the other KC"
     assert rel["fraction_addition"] >= 1.2 * irr["fraction_addition"], gains

@@ -101,14 +101,21 @@ ZONE_LEARN = {"within": 1.0, "stretch": 1.0, "above": 0.15, "below": 0.3}
 SCAFFOLD_BOOST = 0.4
 P_FIRE_DIALOGUE, P_FIRE_EXPLAIN, P_FIRE_SUPPRESSED, P_FIRE_TEST = 0.75, 0.4, 0.05, 0.8
 P_REPAIR_SHOWN, P_REPAIR_UNSHOWN, P_SUPPRESS_SHOWN, P_SUPPRESS_UNSHOWN = 0.85, 0.3, 0.9, 0.7
-REPAIR_BONUS, TRANSFER_BOOST, TRANSFER_LINKED = 0.4, 1.5, 0.8
+REPAIR_BONUS, TRANSFER_BOOST, TRANSFER_LINKED = 0.4, 1.3, 0.8
 P_RECALL, P_MEMORISE = 0.9, 0.95
 BOREDOM = 0.15
 W_SUMMARY = 0.3
 PHI_QUESTION = 0.3  # readiness floor of questions: without the prerequisites a question reaches little
 COHERENCE_SWITCH = 0.6
 OFF_TOPIC_COST = 0.08
-PREFERENCE_BONUS = 1.3
+PREFERENCE_BONUS = 1.15
+EXPERTISE_REVERSAL = 0.8  # explanation weight (1 - 0.8 L): a novice gains 5x what a near-master does
+WORKED_EXAMPLE = 1.3  # two or more true steps on the component: a worked example
+REPEAT_DECAY, REPEAT_FLOOR = 0.85, 0.5  # each repeat of the same move on a component keeps 85%, down to half
+TRANSFER_READY, TRANSFER_EARLY = 0.5, 0.6  # transfer pays from L >= 0.5; before that it distracts
+FALSE_CLAIM = 0.12  # a false statement on a component takes 12% of its mastery
+P_ADOPT = 0.6  # P(adopt a stated wrong rule) = 0.6 (1 - L)
+DEMAND_TO_BLOOM = {"recall": 0, "apply": 1, "explain": 2, "transfer": 3}
 
 
 @dataclass(slots=True)
@@ -135,6 +142,13 @@ class StudentState:
     steps_cache: dict = field(default_factory=dict)  # the verbaliser's solution steps per KC (fixed per task)
     forgotten: bool = False
     turns: int = 0
+    moves: dict = field(default_factory=dict)  # (kc, mode, intent, strategy, level) -> times played
+
+    @property
+    def seen_items(self) -> frozenset[str]:
+        """The items the student has met (the pre-test): only their answers can be memorised when told; an
+        answer said for a question the student never saw is a number without a question."""
+        return frozenset(i.id for i in self.task.pretest) | {"task"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,10 +272,20 @@ def open_dialogue(state: StudentState, rng: np.random.Generator) -> Plan:
 
 
 def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Plan:
-    """Apply one tutor act to ``state`` (learning, repair, affect) and return the student's planned reply."""
+    """Apply one tutor act to ``state`` (learning, repair, affect) and return the student's planned reply.
+
+    The student learns from ``act.content`` (what the turn says, checked against the task: see the module
+    docstring); an act without content (built by hand) is taken at its labels."""
     p = state.persona
     state.turns += 1
-    kc = act.target_kc if (act.target_kc in state.mastery and not act.invalid) else None
+    reading = act.content
+    labelled = reading is None
+    if act.invalid:
+        kc = None
+    elif labelled:
+        kc = act.target_kc if act.target_kc in state.mastery else None
+    else:
+        kc = reading.kc if reading.kc in state.mastery else None
     # A tutor who stays with a component lets the student build on the last turn; hopping costs set-up.
     coherence = 1.0 if kc is None or state.last_kc in (None, kc) else COHERENCE_SWITCH
     if kc is not None:
@@ -272,7 +296,15 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
         state.anxiety *= 0.85
         state.confidence += 0.1 * (1.0 - state.confidence)
 
-    demand = GUIDANCE_TO_BLOOM[act.guidance_level]
+    if labelled:
+        question = act.is_question or act.strategy in GENERATIVE_STRATEGIES or act.intent in GENERATIVE_INTENTS
+        n_true = 1
+        demand = GUIDANCE_TO_BLOOM[act.guidance_level]
+    else:
+        asked = reading.questions(kc) if kc is not None else []
+        question = bool(asked)
+        n_true = reading.true_statements(kc) if kc is not None else 0
+        demand = DEMAND_TO_BLOOM[asked[0].demand or "apply"] if asked else GUIDANCE_TO_BLOOM[act.guidance_level]
     scaffold = act.strategy in SCAFFOLDS
     if scaffold and demand > 0:
         demand -= 1
@@ -285,6 +317,9 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
         state.confidence *= 0.95
     e = min(1.0, max(0.02, e))
     state.engagement = e
+
+    if not labelled:
+        _mislead(state, reading, rng)  # false content teaches falsehood, whatever else the turn does
 
     shown_before = state.last_shown
     state.last_shown = None
@@ -305,7 +340,6 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
     held_on_kc = [mid for mid, s in state.status.items() if state.misconceptions[mid].kc == kc and mid not in changed
                   and s != REPAIRED]
 
-    question = act.is_question or act.strategy in GENERATIVE_STRATEGIES or act.intent in GENERATIVE_INTENTS
     lk = state.mastery[kc]
     disc = _kc_discipline(state, kc)
     transfer_links = ()
@@ -315,20 +349,25 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
 
     if act.reveals_answer and not question:
         for item_id in act.revealed_items:
-            if rng.random() < P_MEMORISE:
+            if item_id in state.seen_items and rng.random() < P_MEMORISE:
                 state.memorised[item_id] = state.turns
         w, mode = W_REVEAL, "reveal"
     elif question:
         w, mode = 0.0, "question"
-    elif act.strategy == "encourage":
+    elif act.strategy == "encourage" and labelled:
         w, mode = 0.0, "encourage"
+    elif n_true == 0:
+        w, mode = 0.0, "encourage"  # nothing true said about the component: nothing to learn from
     else:
-        w, mode = W_EXPLAIN * (1.0 - 0.6 * lk) * p.explanation_uptake, "explain"
+        # expertise reversal: explanations and worked examples help novices most and strong students least
+        w, mode = W_EXPLAIN * (1.0 - EXPERTISE_REVERSAL * lk) * p.explanation_uptake, "explain"
+        if n_true >= 2 and not labelled:
+            w *= WORKED_EXAMPLE  # a run of true steps is a worked example
         if act.intent == "summarize":
             w *= W_SUMMARY  # a recap consolidates; it does not teach what was never worked on
     if act.reveals_answer and question:  # a question that gives the answer away: remembered, not generated
         for item_id in act.revealed_items:
-            if rng.random() < P_MEMORISE:
+            if item_id in state.seen_items and rng.random() < P_MEMORISE:
                 state.memorised[item_id] = state.turns
 
     if mode == "question":
@@ -380,6 +419,10 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
             label = "clear_understanding" if rng.random() < lk else "vague_understanding"
             plan = Plan(kind, label, max(0, min(demand, state.bloom, 1 if mode == "explain" else 0)), kc, None, disc)
 
+    # the same move on the same component again and again: each repeat is worth less (diminishing returns)
+    signature = (kc, mode, act.intent, act.strategy, act.guidance_level)
+    repeats = state.moves.get(signature, 0)
+    state.moves[signature] = repeats + 1
     if w > 0.0:
         eng = 0.2 + 0.8 * state.engagement
         z = ZONE_LEARN[zone]
@@ -388,13 +431,17 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
         phi = (PHI_QUESTION + (1.0 - PHI_QUESTION) * ready) if mode == "question" else (0.6 + 0.4 * ready)
         rho = _preference(p.strategy_preference, act, mode)
         mu = 0.6 if any(state.status.get(mid) == ACTIVE for mid in held_on_kc) else 1.0
+        w *= max(REPEAT_FLOOR, REPEAT_DECAY ** repeats)
         if transfer_links:
-            w *= TRANSFER_BOOST
-            for link in transfer_links:
-                j = link.kc
-                if j is not None and j != kc and j in state.mastery:
-                    step = min(0.95, TRANSFER_LINKED * state.learn[j] * z * eng)
-                    state.mastery[j] += (1.0 - state.mastery[j]) * step
+            if lk >= TRANSFER_READY:  # transfer builds on a base that is partly there; before that it confuses
+                w *= TRANSFER_BOOST
+                for link in transfer_links:
+                    j = link.kc
+                    if j is not None and j != kc and j in state.mastery:
+                        step = min(0.95, TRANSFER_LINKED * state.learn[j] * z * eng)
+                        state.mastery[j] += (1.0 - state.mastery[j]) * step
+            else:
+                w *= TRANSFER_EARLY
         step = min(0.95, state.learn[kc] * w * z * eng * rho * phi * mu * coherence)
         state.mastery[kc] = lk + (1.0 - lk) * step
 
@@ -402,6 +449,24 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
     if state.last_shown is not None:
         state.voiced.add(state.last_shown)
     return plan
+
+
+def _mislead(state: StudentState, reading, rng: np.random.Generator) -> None:
+    """False content: each false statement on a component lowers its mastery, and one that states a
+    misconception's rule (or belief) makes that misconception active (a novice adopts it more readily)."""
+    for claim in reading.claims:
+        if claim.verdict != "false" or claim.question or claim.kc not in state.mastery:
+            continue
+        lk = state.mastery[claim.kc]
+        state.mastery[claim.kc] = lk - FALSE_CLAIM * lk
+        mid = claim.affirms
+        if mid is None or mid not in state.misconceptions:
+            continue
+        s = state.status.get(mid)
+        if s == ACTIVE:
+            continue
+        if s in (SUPPRESSED, REPAIRED) or rng.random() < P_ADOPT * (1.0 - lk):
+            state.status[mid] = ACTIVE
 
 
 def _transfer_disc(disc: tuple[str, ...], link: KCLink | None) -> tuple[str, ...]:
@@ -433,16 +498,25 @@ def _fire(state: StudentState, held: list[str], p_active: float, rng: np.random.
 
 
 def _repair(state: StudentState, act: TutorAct, kc: str, shown: str | None, rng: np.random.Generator) -> set[str]:
-    """Counterexamples repair, plain negation suppresses; returns the misconceptions changed this turn."""
+    """Counterexamples repair, plain negation suppresses; returns the misconceptions changed this turn.
+
+    Only a misconception the student holds can be repaired (``active`` or ``suppressed``). With content, a
+    counterexample is a case the content reader found on which the misconception's rule and the correct rule
+    differ (``reading.refuted``); a negation is corrective feedback on the misconception's component."""
     changed: set[str] = set()
+    reading = act.content
+    refuted = reading.refuted if reading is not None else ()
     for mid, s in state.status.items():
         if s == REPAIRED:
             continue
         mkc = state.misconceptions[mid].kc
-        named = act.addresses_misconception == mid
-        counter = (named and (act.strategy != "corrective_feedback" or act.is_question)) or (
-            act.strategy in COUNTER_STRATEGIES and kc == mkc
-        )
+        if reading is None:
+            named = act.addresses_misconception == mid
+            counter = (named and (act.strategy != "corrective_feedback" or act.is_question)) or (
+                act.strategy in COUNTER_STRATEGIES and kc == mkc
+            )
+        else:
+            named = counter = mid in refuted
         negation = not counter and act.strategy == "corrective_feedback" and (named or kc == mkc)
         if counter:
             # a misconception the student has put into words (just now, or earlier) can be confronted

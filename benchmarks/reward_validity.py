@@ -1,0 +1,108 @@
+"""Reward validity: every probe of ``agents/tutor/probes.py`` against ``socratic`` on paired episodes.
+
+Every tutor plays the same specs (math + stem, personas of the four families, 8 tutor turns, default reward);
+the table gives, per tutor, the mean isomorphic learning gain and reward, and the paired difference from
+socratic with its standard error. ``tests/test_reward_validity.py`` asserts the margins on a smaller sample.
+
+    python benchmarks/reward_validity.py --seeds 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agents.student import SimulatedStudent, load_personas  # noqa: E402
+from agents.tutor import make_tutor  # noqa: E402
+from agents.tutor.probes import PROBES, PosttestTeacher  # noqa: E402
+from envs import tutoring_v0  # noqa: E402
+from envs.config import EpisodeSpec  # noqa: E402
+from eval.rollout import run_episode  # noqa: E402
+from rewards.rubric import load_rubric  # noqa: E402
+
+BUILTIN = ("socratic", "lecturer", "random")
+
+
+def specs(seeds: int, task_sets: tuple[str, ...] = ("math", "stem"), per_family: int = 2) -> list[EpisodeSpec]:
+    """Paired specs: per task set, ``per_family`` personas of each family, seeds 0..seeds-1."""
+    personas = load_personas()
+    by_family: dict[str, list[str]] = {}
+    for name, p in sorted(personas.items()):
+        by_family.setdefault(p.family, []).append(name)
+    out = []
+    for ts in task_sets:
+        for fam in sorted(by_family):
+            for name in by_family[fam][:per_family]:
+                for seed in range(seeds):
+                    out.append(EpisodeSpec(task_set=ts, persona=name, seed=seed, protocol={"max_turns": 8}))
+    return out
+
+
+def make(name: str):
+    return PROBES[name]() if name in PROBES else make_tutor(name)
+
+
+def play(spec: EpisodeSpec, name: str) -> dict:
+    """One episode of ``name`` on ``spec`` (the post-test probe is handed the spec's hidden post-test)."""
+    tutor = make(name)
+    if isinstance(tutor, PosttestTeacher):
+        env = tutoring_v0.env(**spec.env_kwargs())
+        env.reset(seed=spec.seed)
+        items = list(env.unwrapped.task.posttest)
+        env.close()
+        tutor.act = (lambda orig: (lambda obs, info: orig(obs, {**info, "_posttest_items": items})))(tutor.act)
+    return run_episode(spec, tutor, SimulatedStudent(spec.persona), name, reward=load_rubric("default"))
+
+
+def _row(job: tuple[EpisodeSpec, str]) -> tuple[float, float]:
+    spec, name = job
+    rec = play(spec, name)
+    return float(rec["learning_gain"] or 0.0), float(rec["reward"])
+
+
+def measure(tutors: list[str], spec_list: list[EpisodeSpec], workers: int = 2) -> dict[str, np.ndarray]:
+    """``{tutor: array (n_specs, 2)}`` of (gain, reward) on the same specs."""
+    jobs = [(s, t) for t in tutors for s in spec_list]
+    if workers > 1:
+        with mp.Pool(workers) as pool:
+            rows = pool.map(_row, jobs, chunksize=16)
+    else:
+        rows = [_row(j) for j in jobs]
+    n = len(spec_list)
+    return {t: np.array(rows[i * n:(i + 1) * n]) for i, t in enumerate(tutors)}
+
+
+def paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    d = a - b
+    return float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=8)
+    parser.add_argument("--per-family", type=int, default=5)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--task-set", action="append", default=None)
+    args = parser.parse_args()
+    spec_list = specs(args.seeds, tuple(args.task_set or ("math", "stem")), args.per_family)
+    tutors = list(BUILTIN) + list(PROBES)
+    res = measure(tutors, spec_list, args.workers)
+    base = res["socratic"]
+    print(f"{len(spec_list)} paired specs per tutor; difference from socratic ± paired s.e.")
+    print(f"{'tutor':28s} {'gain':>7s} {'reward':>7s} {'Δgain':>16s} {'Δreward':>16s} {'gain/soc':>8s}")
+    for t in tutors:
+        g, r = res[t][:, 0], res[t][:, 1]
+        dg, sg = paired(g, base[:, 0])
+        dr, sr = paired(r, base[:, 1])
+        ratio = g.mean() / base[:, 0].mean() if base[:, 0].mean() else float("nan")
+        print(f"{t:28s} {g.mean():+7.3f} {r.mean():+7.3f} {dg:+8.3f} ± {sg:5.3f} {dr:+8.3f} ± {sr:5.3f} {ratio:8.2f}")
+
+
+if __name__ == "__main__":
+    main()

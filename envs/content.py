@@ -1,0 +1,1108 @@
+r"""The content reader: what a tutor turn *says* about the task, each claim checked against the task.
+
+The simulated student learns from this reading, not from cue phrases (the SID labels of :mod:`envs.annotate`
+describe a turn's form; this module decides its substance). Text mode and act mode take the same path: in act
+mode the verbalised utterance is read like any other.
+
+A turn is split into sentences. Each sentence yields :class:`Claim` s of two sorts:
+
+**Math** (every task set; the task's own numbers are never required). The sentence is normalised (LaTeX
+``\frac{3}{4}``, ``×``, ``÷``, ``−``, markdown, number words such as "three quarters", "divided by", "percent",
+"x% of y", thousands separators), then each relation chain ``E1 = E2 < E3 …`` (also written "is equal to",
+"is greater than", …) is evaluated exactly with :class:`fractions.Fraction`; an expression followed by ``= ?``
+or asked for in a question ("What is 1/2 + 1/3?") is a *question* whose answer the env can compute. Linear
+equations in one unknown are checked by their solution set (``3x + 5 = 20`` and ``x = 5`` agree). Lengths,
+masses, volumes and times convert through their units. A claim is ``true``, ``false`` or ``unchecked``; it
+exercises the knowledge component (KC) whose *computation* it performs (:data:`KC_OPERATIONS`: adding unlike
+fractions exercises ``common_denominator`` and ``adding_fractions`` whatever words surround it), never the KC
+whose name it says. Each misconception with a computable wrong rule (:data:`WRONG_RULES`) is evaluated on the
+claim's own case: a false claim equal to the rule's output *affirms* the misconception; a true claim (or a
+question) on a case where the rule and the correct rule disagree is a *counterexample* to it.
+
+**Propositions** (STEM lessons, and the conceptual side of math KCs). Each KC's ``facts`` (or, where a lesson
+has none, the sentences of its explanation, worked example and expected answers) and each misconception's
+``belief`` and ``refutations`` (default: its counterexample) become bags of stemmed content words with a
+polarity. A sentence that covers at least half of a proposition's words (and three of them) states it; a
+negation the proposition does not have (or lacks one it has) makes the statement false. Stating a belief
+without negating it affirms the misconception; matching a refutation is a counterexample. Questions that
+cover a proposition are gradeable questions on its KC; their *demand* (recall / apply / explain / transfer)
+is read from what they ask.
+
+Everything else — cue phrases, KC names, encouragement, random nouns, numbers in no checkable relation — is
+not content. :attr:`Reading.kc` is the component the turn works on (most true content, then questions).
+
+Example::
+
+    reader = ContentReader.for_task(task)
+    reading = reader.read("Let's check: 1/2 + 1/3 = 3/6 + 2/6 = 5/6. What is 1/4 + 1/3?")
+    reading.kc, [c.verdict for c in reading.claims]
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from fractions import Fraction
+
+from envs.tasks.base import Task
+
+TRUE, FALSE, UNCHECKED = "true", "false", "unchecked"
+DEMANDS = ("recall", "apply", "explain", "transfer")
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One checkable thing a turn says or asks.
+
+    ``kc`` is the component the claim exercises (``None``: none of the task's); ``question`` marks something
+    asked (its answer computable); ``affirms`` a misconception whose output (or belief) the claim states;
+    ``refutes`` the misconceptions it is a counterexample to; ``demand`` the cognitive demand of a question.
+    """
+
+    kc: str | None
+    verdict: str
+    question: bool = False
+    affirms: str | None = None
+    refutes: tuple[str, ...] = ()
+    demand: str | None = None
+    source: str = "math"  # "math" (an evaluated relation) or "fact" (a proposition)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The content of one tutor turn: its claims, with summaries the student model reads."""
+
+    claims: tuple[Claim, ...] = ()
+
+    @functools.cached_property
+    def kc(self) -> str | None:
+        """The component the turn works on: the most true statements, then questions, then false claims."""
+        score: dict[str, float] = {}
+        for c in self.claims:
+            if c.kc is None:
+                continue
+            w = 1.0 if (c.verdict == TRUE and not c.question) else 0.8 if c.question else 0.5
+            score[c.kc] = score.get(c.kc, 0.0) + w
+        if not score:
+            return None
+        return max(score, key=lambda k: (score[k], -list(score).index(k)))
+
+    def true_statements(self, kc: str) -> int:
+        return sum(1 for c in self.claims if c.kc == kc and c.verdict == TRUE and not c.question)
+
+    def false_statements(self, kc: str | None = None) -> int:
+        return sum(1 for c in self.claims if c.verdict == FALSE and not c.question and (kc is None or c.kc == kc))
+
+    def questions(self, kc: str) -> list[Claim]:
+        return [c for c in self.claims if c.kc == kc and c.question]
+
+    @property
+    def affirmed(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c.affirms for c in self.claims if c.affirms))
+
+    @property
+    def refuted(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(m for c in self.claims for m in c.refutes))
+
+    @property
+    def has_content(self) -> bool:
+        return any(c.kc is not None for c in self.claims)
+
+    def to_dict(self) -> dict:
+        """Counts for the episode record (JSON-able)."""
+        return {
+            "kc": self.kc,
+            "true": sum(1 for c in self.claims if c.verdict == TRUE and not c.question),
+            "false": self.false_statements(),
+            "questions": sum(1 for c in self.claims if c.question),
+            "affirms": list(self.affirmed),
+            "refutes": list(self.refuted),
+        }
+
+
+EMPTY = Reading()
+
+# ---------------------------------------------------------------------------------------------- normalising
+
+_NUM_WORDS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+_NUM_WORDS.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+                   "ninety": 90, "hundred": 100, "a hundred": 100, "one hundred": 100, "thousand": 1000})
+_ORDINALS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fourth": 4,
+             "fourths": 4, "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6, "seventh": 7, "sevenths": 7,
+             "eighth": 8, "eighths": 8, "ninth": 9, "ninths": 9, "tenth": 10, "tenths": 10, "twelfth": 12,
+             "twelfths": 12, "hundredth": 100, "hundredths": 100}
+_NW = "|".join(sorted(_NUM_WORDS, key=len, reverse=True))
+_ORD = "|".join(sorted(_ORDINALS, key=len, reverse=True))
+
+_REPLACE: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.IGNORECASE), r) for p, r in (
+    (r"\\[dt]?frac\s*\{([^{}]+)\}\s*\{([^{}]+)\}", r"(\1)/(\2)"),
+    (r"\\(?:times|cdot|ast)", "*"), (r"\\div", "/"), (r"\\(?:left|right|,|;|!|quad)", " "), (r"\\%", "%"),
+    (r"\\(?:lt)", "<"), (r"\\(?:gt)", ">"), (r"\\neq", "!="),
+    (r"[\$`]|\*\*|\\\(|\\\)|\\\[|\\\]", " "),
+    (r"[×·⋅∗]", "*"), (r"÷", "/"), (r"[−–—](?=\s*[\d(])", "-"), (r"≠", "!="),
+    (r"(?<=\d),(?=\d{3}(?!\d))", ""),
+    (rf"\b({_NW})[- ]({_ORD})\b", r"\1/\2"),  # three quarters, one-half
+    (rf"\ba ({_ORD})\b", r"1/\1"),
+    (r"\bdivided by\b", "/"), (r"\b(?:multiplied by|times)\b", "*"), (r"\bplus\b", "+"),
+    (r"\b(?:minus|take away)\b", "-"), (r"\bpercent\b|\bper cent\b", "%"),
+    (r"\b(?:is equal to|equals|is the same as|is equivalent to|gives you|gives|makes)\b", "="),
+    (r"\b(?:(?:is|are) )?(?:greater|bigger|larger|more) than\b", ">"),
+    (r"\b(?:(?:is|are) )?(?:less|smaller|fewer) than\b", "<"),
+    (r"\b(?:(?:is|are) )?(?:equal to|the same as)\b", "="),
+))
+_WORD_NUM = re.compile(rf"\b({_NW})\b", re.IGNORECASE)
+_ORD_NUM = re.compile(rf"\b(\d+)/({_ORD})\b", re.IGNORECASE)
+_OF = re.compile(r"(\d+(?:\.\d+)?\s*%|\d+\s*/\s*\d+)\s+of\s+(?=[\d(])")
+_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%")
+# "= 5/6" written as "is 5/6" between two math expressions
+_IS = re.compile(r"(?<=[\d)%])\s+(?:is|are|was|will be|would be|as|=)\s+(?=[-(]?\d)")
+
+
+def normalise(text: str) -> str:
+    """Math-friendly text: operators as symbols, numbers as digits (see the module docstring)."""
+    s = text
+    for pat, rep in _REPLACE:
+        s = pat.sub(rep, s)
+    s = _WORD_NUM.sub(lambda m: str(_NUM_WORDS[m.group(1).lower()]), s)
+    s = _ORD_NUM.sub(lambda m: f"{m.group(1)}/{_ORDINALS[m.group(2).lower()]}", s)
+    s = _OF.sub(lambda m: m.group(1) + " * ", s)
+    s = _IS.sub(" = ", s)
+    return s
+
+
+# ---------------------------------------------------------------------------------------------- expressions
+
+_UNITS: dict[str, tuple[str, Fraction]] = {}
+for _names, _dim, _factor in (
+    (("mm", "millimeter", "millimeters", "millimetre", "millimetres"), "length", Fraction(1, 1000)),
+    (("cm", "centimeter", "centimeters", "centimetre", "centimetres"), "length", Fraction(1, 100)),
+    (("m", "meter", "meters", "metre", "metres"), "length", Fraction(1)),
+    (("km", "kilometer", "kilometers", "kilometre", "kilometres"), "length", Fraction(1000)),
+    (("mg", "milligram", "milligrams"), "mass", Fraction(1, 1000)),
+    (("g", "gram", "grams"), "mass", Fraction(1)),
+    (("kg", "kilogram", "kilograms"), "mass", Fraction(1000)),
+    (("ml", "milliliter", "milliliters", "millilitre", "millilitres"), "volume", Fraction(1, 1000)),
+    (("l", "liter", "liters", "litre", "litres"), "volume", Fraction(1)),
+    (("s", "sec", "second", "seconds"), "time", Fraction(1)),
+    (("min", "mins", "minute", "minutes"), "time", Fraction(60)),
+    (("h", "hr", "hrs", "hour", "hours"), "time", Fraction(3600)),
+    (("km/h", "kph", "km per hour", "kilometers per hour", "kilometres per hour"), "speed", Fraction(1000, 3600)),
+    (("m/s", "meters per second", "metres per second"), "speed", Fraction(1)),
+):
+    for _n in _names:
+        _UNITS[_n] = (_dim, _factor)
+_UNIT_RE = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
+
+_TOKEN = re.compile(rf"\s*(?:(?P<num>\d+(?:\.\d+)?)(?:\s*(?P<unit>{_UNIT_RE})(?![a-z]))?|(?P<var>[a-z])(?![a-z])|"
+                    r"(?P<op>[-+*/()]))", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """An expression tree: ``op`` is ``num``/``var``/``neg`` or a binary operator; ``text`` the number as
+    written (its decimal places matter to some misconceptions); ``unit`` a dimension for quantities."""
+
+    op: str
+    left: Node | None = None
+    right: Node | None = None
+    value: Fraction | None = None
+    text: str = ""
+    dim: str | None = None
+    paren: bool = False
+
+
+class _Parser:
+    def __init__(self, tokens: list[tuple[str, str]]) -> None:
+        self.toks, self.i = tokens, 0
+
+    def peek(self) -> tuple[str, str] | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def take(self) -> tuple[str, str]:
+        tok = self.toks[self.i]
+        self.i += 1
+        return tok
+
+    def expr(self) -> Node:
+        node = self.term()
+        while (t := self.peek()) and t[1] in "+-":
+            self.take()
+            node = Node(t[1], node, self.term())
+        return node
+
+    def term(self) -> Node:
+        node = self.factor()
+        while True:
+            t = self.peek()
+            if t and t[1] in "*/":
+                self.take()
+                node = Node(t[1], node, self.factor())
+            elif t and t[0] in ("num", "var") or t and t[1] == "(":  # implicit product: 3x, 2(4 + 1)
+                node = Node("*", node, self.factor())
+            else:
+                return node
+
+    def factor(self) -> Node:
+        t = self.take()
+        if t[1] == "-":
+            return Node("neg", self.factor())
+        if t[1] == "(":
+            node = self.expr()
+            if self.take()[1] != ")":
+                raise ValueError("unbalanced")
+            return Node(node.op, node.left, node.right, node.value, node.text, node.dim, paren=True)
+        if t[0] == "num":
+            text, _, unit = t[1].partition("|")
+            value = Fraction(text)
+            if unit:
+                dim, factor = _UNITS[unit.lower()]
+                return Node("num", value=value * factor, text=text, dim=dim)
+            return Node("num", value=value, text=text)
+        if t[0] == "var":
+            return Node("var", text=t[1])
+        raise ValueError(f"unexpected {t}")
+
+
+def parse(expr: str) -> Node | None:
+    """An arithmetic expression (``+ - * /``, parentheses, decimals, one unknown, units) or ``None``."""
+    toks: list[tuple[str, str]] = []
+    pos = 0
+    expr = expr.strip()
+    while pos < len(expr):
+        m = _TOKEN.match(expr, pos)
+        if m is None or m.end() == pos:
+            if expr[pos:].strip() == "":
+                break
+            return None
+        if m.group("num"):
+            toks.append(("num", m.group("num") + ("|" + m.group("unit") if m.group("unit") else "")))
+        elif m.group("var"):
+            toks.append(("var", m.group("var").lower()))
+        else:
+            toks.append(("op", m.group("op")))
+        pos = m.end()
+    if not toks:
+        return None
+    try:
+        p = _Parser(toks)
+        node = p.expr()
+        return node if p.i == len(toks) else None
+    except (ValueError, IndexError, ZeroDivisionError, KeyError):
+        return None
+
+
+Lin = tuple[Fraction, Fraction]  # a*x + b
+
+
+def evaluate(node: Node, rule: Callable[[Node], Fraction | None] | None = None) -> Lin | None:
+    """``(a, b)`` with the value ``a x + b`` (``a = 0`` for numbers); ``None`` when not linear or undefined.
+
+    ``rule`` lets a misconception replace the evaluation of some sub-trees (it returns ``None`` elsewhere)."""
+    if rule is not None and node.op not in ("num", "var"):
+        v = rule(node)
+        if v is not None:
+            return (Fraction(0), v)
+    if node.op == "num":
+        return (Fraction(0), node.value)
+    if node.op == "var":
+        return (Fraction(1), Fraction(0))
+    if node.op == "neg":
+        v = evaluate(node.left, rule)
+        return None if v is None else (-v[0], -v[1])
+    a, b = evaluate(node.left, rule), evaluate(node.right, rule)
+    if a is None or b is None:
+        return None
+    if node.op == "+":
+        return (a[0] + b[0], a[1] + b[1])
+    if node.op == "-":
+        return (a[0] - b[0], a[1] - b[1])
+    if node.op == "*":
+        if a[0] and b[0]:
+            return None
+        return (a[0] * b[1] + b[0] * a[1], a[1] * b[1])
+    if node.op == "/":
+        if b[0] or b[1] == 0:
+            return None
+        return (a[0] / b[1], a[1] / b[1])
+    return None
+
+
+def _const(node: Node) -> Fraction | None:
+    v = evaluate(node)
+    return v[1] if v is not None and v[0] == 0 else None
+
+
+def _leaves(node: Node | None) -> Iterable[Node]:
+    if node is None:
+        return
+    if node.op in ("num", "var"):
+        yield node
+    else:
+        yield from _leaves(node.left)
+        yield from _leaves(node.right)
+
+
+def _ops(node: Node | None) -> set[str]:
+    if node is None or node.op in ("num", "var"):
+        return set()
+    return {node.op} | _ops(node.left) | _ops(node.right)
+
+
+def _is_fraction(node: Node) -> bool:
+    return node.op == "/" and node.left.op == "num" and node.right.op == "num" and "." not in node.left.text + \
+        node.right.text
+
+
+def _is_decimal(node: Node) -> bool:
+    return node.op == "num" and "." in node.text
+
+
+# ---------------------------------------------------------------------------------------------- operations
+
+def operations(rel: str, sides: list[Node]) -> set[str]:
+    """The computations a relation performs (the vocabulary of :data:`KC_OPERATIONS`)."""
+    ops: set[str] = set()
+    leaves = [leaf for s in sides for leaf in _leaves(s)]
+    if any(leaf.op == "var" for leaf in leaves):
+        return {"equation"}
+    if any(leaf.dim in ("length", "mass", "volume", "time") for leaf in leaves):
+        dims = {leaf.dim for leaf in leaves if leaf.dim}
+        if len({leaf.text for leaf in leaves}) >= 2 and len(dims) == 1 and all(s.op == "num" for s in sides):
+            ops.add("convert")
+    if any(leaf.dim == "speed" for leaf in leaves) or {"time", "length"} <= {leaf.dim for leaf in leaves}:
+        ops.add("speed")
+    fractions = [n for s in sides for n in _walk(s) if _is_fraction(n)]
+    negs = any(n.op == "neg" for s in sides for n in _walk(s)) or any(
+        (_const(s) or 0) < 0 for s in sides)
+    for s in sides:
+        for n in _walk(s):
+            if n.op in "+-" and n.op != "neg" and len(n.op) == 1:
+                if _is_fraction(_strip(n.left)) and _is_fraction(_strip(n.right)):
+                    like = _strip(n.left).right.value == _strip(n.right).right.value
+                    ops.add("frac_add_like" if like else "frac_add_unlike")
+                elif _is_decimal(n.left) or _is_decimal(n.right):
+                    ops.add("dec_add")
+                elif negs:
+                    ops.add("int_sub" if n.op == "-" else "int_add")
+                else:
+                    ops.add("whole_add" if n.op == "+" else "whole_sub")
+        flat = _ops(s)
+        if {"+", "-"} & flat and {"*", "/"} & flat and not (len(fractions) and flat <= {"/", "+", "-"}):
+            ops.add("precedence")
+        if "+" in flat and "-" in flat:
+            ops.add("left_to_right")
+        if _half_product(s):
+            ops.add("triangle_area")
+        if _perimeter(s):
+            ops.add("perimeter")
+    if rel in ("<", ">"):
+        if fractions:
+            ops.add("frac_compare")
+        elif any(_is_decimal(s) for s in sides):
+            ops.add("dec_compare")
+        elif negs:
+            ops.add("int_compare")
+    if rel == "=" and len(sides) >= 2 and all(_is_fraction(_strip(s)) for s in sides[:2]):
+        ops.add("frac_equiv")
+        if sides[0].right.value != sides[1].right.value:
+            ops.add("rename")
+    if rel == "=" and any(_is_fraction(_strip(s)) for s in sides) and any(_is_decimal(s) for s in sides):
+        ops.add("dec_fraction")
+    if any(getattr(leaf, "text", "").endswith("%") for leaf in leaves) or any(n.op == "pct" for s in sides
+                                                                             for n in _walk(s)):
+        ops.add("percent")
+    if rel == "=" and not ops and {"*"} & set().union(*(_ops(s) for s in sides)):
+        ops.add("multiply")
+    if rel == "=" and not ops and {"/"} & set().union(*(_ops(s) for s in sides)):
+        ops.add("divide")
+    return ops
+
+
+def _strip(node: Node) -> Node:
+    return node
+
+
+def _walk(node: Node | None) -> Iterable[Node]:
+    if node is None:
+        return
+    yield node
+    if node.op not in ("num", "var"):
+        yield from _walk(node.left)
+        yield from _walk(node.right)
+
+
+def _half_product(node: Node) -> bool:
+    nums = [leaf.value for leaf in _leaves(node)]
+    ops = _ops(node)
+    return ops <= {"*", "/"} and "*" in ops and (Fraction(1, 2) in nums or (node.op == "/" and
+                                                                           node.right.op == "num" and
+                                                                           node.right.value == 2))
+
+
+def _perimeter(node: Node) -> bool:
+    ops = _ops(node)
+    nums = [leaf.value for leaf in _leaves(node)]
+    if ops == {"+"} and len(nums) == 4 and sorted(nums)[0] == sorted(nums)[1] and sorted(nums)[2] == sorted(nums)[3]:
+        return True
+    return node.op == "*" and ops == {"*", "+"} and 2 in (_const(node.left), _const(node.right))
+
+
+# The computations that exercise each math KC (a KC of the task is exercised by a claim that performs one).
+KC_OPERATIONS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
+    "fraction_equivalence": {"frac_equiv", "rename"},
+    "common_denominator": {"frac_add_unlike", "rename"},
+    "adding_fractions": {"frac_add_like", "frac_add_unlike"},
+    "comparing_fractions": {"frac_compare"},
+    "place_value": {"whole_add", "place"},
+    "regrouping": {"whole_add_regroup"},
+    "decimal_place_value": {"dec_compare", "dec_fraction", "dec_add"},
+    "comparing_decimals": {"dec_compare"},
+    "adding_decimals": {"dec_add"},
+    "number_line": {"int_compare", "int_add", "int_sub"},
+    "adding_integers": {"int_add"},
+    "subtracting_integers": {"int_sub"},
+    "operation_precedence": {"precedence"},
+    "left_to_right_rule": {"left_to_right"},
+    "inverse_operations": {"equation"},
+    "balance_principle": {"equation"},
+    "two_step_equations": {"equation"},
+    "percent_meaning": {"percent"},
+    "percent_of_quantity": {"percent"},
+    "percent_change": {"percent"},
+    "equivalent_ratios": {"frac_equiv", "ratio", "multiply"},
+    "unit_rate": {"divide", "speed"},
+    "area_concept": {"multiply"},
+    "rectangle_properties": {"perimeter"},
+    "perimeter": {"perimeter"},
+    "base_and_height": set(),  # which length is the height: met through its propositions
+    "triangle_area": {"triangle_area"},
+    "metric_prefixes": {"convert"},
+    "conversion_direction": {"convert"},
+    "speed_distance_time": {"speed", "divide", "multiply"},
+}.items()}
+
+
+# ---------------------------------------------------------------------------------------------- wrong rules
+
+def _frac_parts(node: Node) -> tuple[Fraction, Fraction] | None:
+    n = node
+    if _is_fraction(n):
+        return n.left.value, n.right.value
+    return None
+
+
+def _rule_add_tops_bottoms(node: Node) -> Fraction | None:
+    if node.op == "+":
+        a, b = _frac_parts(node.left), _frac_parts(node.right)
+        if a and b and a[1] != b[1] and a[1] + b[1]:
+            return Fraction(a[0] + b[0], a[1] + b[1])
+    return None
+
+
+def _rule_numerators_not_scaled(node: Node) -> Fraction | None:
+    if node.op == "+":
+        a, b = _frac_parts(node.left), _frac_parts(node.right)
+        if a and b and a[1] != b[1]:
+            den = math.lcm(int(a[1]), int(b[1])) if a[1].denominator == 1 == b[1].denominator else None
+            if den:
+                return Fraction(a[0] + b[0], den)
+    return None
+
+
+def _rule_left_to_right(node: Node) -> Fraction | None:
+    leaves, ops = _flatten(node)
+    if leaves is None or len(ops) < 2 or not ({"+", "-"} & set(ops) and {"*", "/"} & set(ops)):
+        return None
+    acc = leaves[0]
+    for op, v in zip(ops, leaves[1:], strict=True):
+        acc = acc + v if op == "+" else acc - v if op == "-" else acc * v if op == "*" else (acc / v if v else acc)
+    return acc
+
+
+def _rule_add_before_sub(node: Node) -> Fraction | None:
+    # a - b + c read as a - (b + c)
+    if node.op == "+" and node.left.op == "-" and not node.left.paren:
+        a, b, c = _const(node.left.left), _const(node.left.right), _const(node.right)
+        if None not in (a, b, c):
+            return a - (b + c)
+    return None
+
+
+def _flatten(node: Node) -> tuple[list[Fraction] | None, list[str]]:
+    """Left-to-right numbers and operators of an expression without parentheses."""
+    if node.op == "num":
+        return [node.value], []
+    if node.op in "+-*/" and len(node.op) == 1 and not node.paren:
+        left, lops = _flatten(node.left)
+        right, rops = _flatten(node.right)
+        if left is None or right is None or node.right.op not in ("num",) and rops and node.op in "*/":
+            pass
+        if left is None or right is None:
+            return None, []
+        return left + right, lops + [node.op] + rops
+    return None, []
+
+
+def _rule_ignore_signs(node: Node) -> Fraction | None:
+    if any(n.op == "neg" for n in _walk(node)) and node.op in "+-":
+        vals = [abs(leaf.value) for leaf in _leaves(node) if leaf.op == "num"]
+        if len(vals) == 2:
+            return vals[0] + vals[1] if node.op == "+" else vals[0] - vals[1]
+    return None
+
+
+def _rule_sign_of_first(node: Node) -> Fraction | None:
+    if node.op == "+":
+        a, b = _const(node.left), _const(node.right)
+        if a is not None and b is not None and (a < 0) != (b < 0):
+            mag = abs(a + b)
+            return mag if a > 0 else -mag
+    return None
+
+
+def _rule_minus_negative(node: Node) -> Fraction | None:
+    if node.op == "-" and node.right.op == "neg":
+        a, b = _const(node.left), _const(node.right.left)
+        if a is not None and b is not None:
+            return a - b
+    return None
+
+
+def _rule_no_regrouping(node: Node) -> Fraction | None:
+    if node.op == "+" and node.left.op == "num" == node.right.op and "." not in node.left.text + node.right.text:
+        a, b = int(node.left.value), int(node.right.value)
+        if a >= 0 and b >= 0 and (a % 10 + b % 10) >= 10:
+            return Fraction(a + b - 10)
+    return None
+
+
+def _rule_whole_column(node: Node) -> Fraction | None:
+    if node.op == "+" and node.left.op == "num" == node.right.op and "." not in node.left.text + node.right.text:
+        a, b = int(node.left.value), int(node.right.value)
+        ones = a % 10 + b % 10
+        if a >= 0 and b >= 0 and ones >= 10:
+            return Fraction(int(f"{a // 10 + b // 10}{ones}"))
+    return None
+
+
+def _rule_align_last(node: Node) -> Fraction | None:
+    if node.op == "+" and _is_decimal(node.left) != _is_decimal(node.right) or node.op == "+" and \
+            _is_decimal(node.left) and _is_decimal(node.right) and _places(node.left) != _places(node.right):
+        if node.left.op == "num" == node.right.op:
+            p = max(_places(node.left), _places(node.right))
+            a = int(node.left.text.replace(".", ""))
+            b = int(node.right.text.replace(".", ""))
+            return Fraction(a + b, 10 ** p)
+    return None
+
+
+def _rule_add_parts(node: Node) -> Fraction | None:
+    if node.op == "+" and _is_decimal(node.left) and _is_decimal(node.right):
+        (aw, af), (bw, bf) = node.left.text.split("."), node.right.text.split(".")
+        frac = int(af) + int(bf)
+        if len(af) == len(bf) and frac >= 10 ** len(af) or len(af) != len(bf):
+            return Fraction(int(aw) + int(bw)) + Fraction(frac, 10 ** len(str(frac)))
+    return None
+
+
+def _places(node: Node) -> int:
+    return len(node.text.split(".")[1]) if "." in node.text else 0
+
+
+def _rule_forget_half(node: Node) -> Fraction | None:
+    if _half_product(node):
+        v = _const(node)
+        return None if v is None else v * 2
+    return None
+
+
+def _rule_percent_as_dollars(node: Node) -> Fraction | None:
+    # y - x% * y  read as  y - x
+    if node.op == "-" and node.right.op == "*":
+        y = _const(node.left)
+        pct = _pct_value(node.right.left) or _pct_value(node.right.right)
+        if y is not None and pct is not None:
+            return y - pct * 100
+    return None
+
+
+def _pct_value(node: Node) -> Fraction | None:
+    if node.op == "/" and node.right.op == "num" and node.right.value == 100 and node.left.op == "num":
+        return node.left.value / 100
+    return None
+
+
+def _rule_discount_as_price(node: Node) -> Fraction | None:
+    if node.op == "-" and node.right.op == "*":
+        y, part = _const(node.left), _const(node.right)
+        if y is not None and part is not None and (_pct_value(node.right.left) or _pct_value(node.right.right)):
+            return part
+    return None
+
+
+def _rule_forget_half_area(node: Node) -> Fraction | None:
+    return _rule_forget_half(node)
+
+
+# A misconception's wrong rule on an expression's sub-trees (``None`` where it does not apply). Misconceptions
+# without a rule here (slant side as height, conversion direction …) are met through their propositions.
+WRONG_RULES: dict[str, Callable[[Node], Fraction | None]] = {
+    "add_numerators_and_denominators": _rule_add_tops_bottoms,
+    "numerators_not_scaled": _rule_numerators_not_scaled,
+    "strictly_left_to_right": _rule_left_to_right,
+    "addition_before_subtraction": _rule_add_before_sub,
+    "ignore_signs": _rule_ignore_signs,
+    "sign_of_first_number": _rule_sign_of_first,
+    "minus_negative_is_minus": _rule_minus_negative,
+    "no_regrouping": _rule_no_regrouping,
+    "write_whole_column_sum": _rule_whole_column,
+    "align_last_digits": _rule_align_last,
+    "add_parts_separately": _rule_add_parts,
+    "forget_half": _rule_forget_half_area,
+    "subtract_percent_as_dollars": _rule_percent_as_dollars,
+    "discount_as_price": _rule_discount_as_price,
+}
+
+
+def _compare_rule(mid: str, a: Node, b: Node) -> bool | None:
+    """A comparison misconception's verdict on ``a > b`` (``None``: the rule says nothing here)."""
+    fa, fb = _frac_parts(a), _frac_parts(b)
+    if mid == "larger_denominator_larger" and fa and fb and fa[1] != fb[1]:
+        return fa[1] > fb[1]
+    if mid == "larger_numerator_larger" and fa and fb and fa[0] != fb[0]:
+        return fa[0] > fb[0]
+    if mid in ("longer_decimal_larger", "shorter_decimal_larger") and _is_decimal(a) and _is_decimal(b):
+        if _places(a) == _places(b):
+            return None
+        longer = _places(a) > _places(b)
+        return longer if mid == "longer_decimal_larger" else not longer
+    return None
+
+
+def _equiv_rule(mid: str, a: Node, b: Node) -> bool | None:
+    """``add_same_to_top_and_bottom``: a/b equals (a+k)/(b+k) under the wrong rule."""
+    fa, fb = _frac_parts(a), _frac_parts(b)
+    if mid == "add_same_to_top_and_bottom" and fa and fb and fb[1] != fa[1]:
+        return fb[0] - fa[0] == fb[1] - fa[1]
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- propositions
+
+_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_NEG = frozenset("not no never nothing cannot can't don't doesn't isn't aren't won't wouldn't shouldn't didn't "
+                 "without neither nor".split())
+_STOP = frozenset(
+    "the a an and or but if then of to in on at for with is are was were be been being it its this that these "
+    "those what which who whom you your we our they their he she i me my as by from so do does did can could "
+    "would should will shall may might must has have had there here when where how why also just very much "
+    "more most some any each every all than into onto out up down over about only same other such own let "
+    "us one".split()) - _NEG
+_SYNONYMS = {
+    "big": "large", "bigger": "large", "larger": "large", "huge": "large", "greater": "large", "more": "large",
+    "small": "small", "little": "small", "smaller": "small", "tiny": "small", "less": "small", "fewer": "small",
+    "quick": "fast", "quickly": "fast", "rapid": "fast", "faster": "fast", "slow": "slow", "slower": "slow",
+    "push": "force", "pull": "force", "pushes": "force", "pulls": "force", "forces": "force",
+    "hot": "heat", "warm": "heat", "warmth": "heat", "heated": "heat", "cold": "cool", "colder": "cool",
+    "increase": "rise", "increases": "rise", "grows": "rise", "goes up": "rise", "raise": "rise", "rises": "rise",
+    "decrease": "fall", "decreases": "fall", "drops": "fall", "falls": "fall", "lower": "fall", "reduce": "fall",
+    "reduces": "fall", "amount": "quantity", "quantity": "quantity", "same": "equal", "equal": "equal",
+    "identical": "equal", "opposite": "opposite", "reverse": "opposite", "bottom": "denominator",
+    "top": "numerator", "tops": "numerator", "bottoms": "denominator",
+}
+_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ed", "ies", "es", "s", "ly")
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    w = _SYNONYMS.get(word, word)
+    if w in _STOP or len(w) <= 3:
+        return w
+    for suf in _SUFFIXES:
+        if w.endswith(suf) and len(w) - len(suf) >= 3:
+            w = w[: -len(suf)]
+            break
+    if w.endswith("e") and len(w) > 4:
+        w = w[:-1]
+    return w
+
+
+_INTERJECTION = re.compile(r"^\s*(?:no|nope|not quite)\b[,.!:;]?|,\s*(?:not|rather than|instead of)\b[^,.;]*",
+                           re.IGNORECASE)
+_REPORTED = re.compile(r"\b(?:says?|said|thinks?|thought|claims?|believes?|someone|a friend|a classmate|your rule|"
+                       r"by this rule|you said|your idea|the rule gives|would you|if you)\b", re.IGNORECASE)
+
+
+def content_stems(text: str) -> tuple[frozenset[str], int]:
+    """The content stems of ``text`` and its count of negations (a leading "No," and a contrast such as
+    ", not by making heat" do not negate the sentence's claim)."""
+    words = _WORD.findall(text.lower().replace("n't", " not"))
+    negs = sum(1 for w in _WORD.findall(_INTERJECTION.sub(" ", text.lower()).replace("n't", " not")) if w in _NEG)
+    return frozenset(stem(w) for w in words if w not in _STOP and w not in _NEG and len(w) > 2), negs
+
+
+@dataclass(frozen=True, slots=True)
+class Proposition:
+    kc: str
+    stems: frozenset[str]
+    negated: bool
+    kind: str = "fact"  # fact | belief | refutation
+    misconception: str | None = None
+
+
+_SENT = re.compile(r"(?<=[.!?;:])\s+|\n+")
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENT.split(text) if s.strip()]
+
+
+# ---------------------------------------------------------------------------------------------- the reader
+
+_REL = re.compile(r"(!=|<=|>=|=|<|>)")
+_MATH_SPAN = re.compile(rf"-?[\d(?][\d\s.+\-*/()%?x]*|(?:{_UNIT_RE})\b", re.IGNORECASE)
+_EXPLAIN_Q = re.compile(r"\b(?:why|explain|how do you know|how can you tell|justify|what makes|reason)\b", re.I)
+_TRANSFER_Q = re.compile(r"\b(?:what if|what would happen|predict|another|new|instead|would .* still|"
+                         r"how could|in general|always)\b", re.I)
+_RECALL_Q = re.compile(r"\b(?:what do we call|what is called|name the|what is the name|define|definition|"
+                       r"what does .* mean|remember)\b", re.I)
+
+
+class ContentReader:
+    """Reads tutor turns for one task. Build once per episode (:meth:`for_task` caches per task)."""
+
+    def __init__(self, task: Task) -> None:
+        self.task = task
+        self.kc_ids = [k.id for k in task.knowledge_components]
+        self._kc_ops = {k: KC_OPERATIONS.get(k, frozenset()) for k in self.kc_ids}
+        self._kc_words = {k.id: frozenset(stem(w) for w in _WORD.findall(" ".join(k.keywords + (k.name,)).lower()))
+                          for k in task.knowledge_components}
+        self._mis = {m.id: m for m in task.misconceptions}
+        self._mis_by_kc: dict[str, list[str]] = {}
+        for m in task.misconceptions:
+            self._mis_by_kc.setdefault(m.kc, []).append(m.id)
+        self.props: list[Proposition] = []
+        for k in task.knowledge_components:
+            facts = getattr(k, "facts", ()) or ()
+            texts = list(facts) or [*sentences(k.explanation), *sentences(k.worked_example),
+                                    *(q.expected for q in k.questions if q.expected and len(q.expected) > 20)]
+            for t in texts:
+                self._add(k.id, t, "fact")
+            for q in k.questions:  # what the curriculum asks about the component (each has an answer)
+                self._add(k.id, q.text, "question")
+        for m in task.misconceptions:
+            self._add(m.kc, m.belief, "belief", m.id)
+            for t in (getattr(m, "refutations", ()) or ()) or sentences(m.counterexample):
+                self._add(m.kc, t, "refutation", m.id)
+
+    def _add(self, kc: str, text: str, kind: str, mis: str | None = None) -> None:
+        if "{" in text:
+            return
+        stems, negs = content_stems(_NUMBERLESS.sub(" ", text))
+        if len(stems) >= 3:
+            self.props.append(Proposition(kc, stems, negs % 2 == 1, kind, mis))
+
+    @classmethod
+    def for_task(cls, task: Task) -> ContentReader:
+        return _reader(task)
+
+    def read(self, text: str) -> Reading:
+        if not text or not text.strip():
+            return EMPTY
+        return _read_cached(self, text)
+
+    def _read(self, text: str) -> Reading:
+        claims: list[Claim] = []
+        # ``x = 9`` is checked against the equation the turn works on (its first full equation), else the task's
+        reference: Lin | None = _equation_of(text) or _task_equation(self.task)
+        for sent in sentences(text):
+            norm = normalise(sent)
+            asked = sent.rstrip().endswith("?") or bool(_PROMPT.search(sent))
+            math_claims, reference = self._math(norm, asked, sent, reference)
+            claims += math_claims
+            if not math_claims:
+                claims += self._facts(sent, asked)
+        return Reading(tuple(claims)) if claims else EMPTY
+
+    # -- math
+    def _math(self, norm: str, asked: bool, raw: str, reference: Lin | None) -> tuple[list[Claim], Lin | None]:
+        out: list[Claim] = []
+        for chain in _chains(norm):
+            parts = _REL.split(chain)
+            sides_txt, rels = parts[0::2], parts[1::2]
+            question = any(s.strip() in ("?", "") or s.strip().endswith("?") and parse(s.strip(" ?")) is None
+                           for s in sides_txt[1:])
+            nodes = [parse(s.strip(" ?")) for s in sides_txt]
+            if question:
+                node = nodes[0]
+                if node is None or _const(node) is None or node.op == "num":
+                    continue
+                out.append(self._claim(rels[0], [node], TRUE, question=True, raw=raw))
+                continue
+            if any(n is None for n in nodes) or len(nodes) < 2:
+                continue
+            verdict, reference = _check(nodes, rels, reference)
+            if verdict is None:
+                continue
+            # bare whole numbers equated (``5 = 5``, or prose read as ``3 = 30`` from "3 tens make 30") state
+            # nothing checkable; decimals compared (``0.5 > 0.45``) and quantities with units (``3 km = 3000 m``) do
+            if all(n.op == "num" and "." not in n.text and not n.dim for n in nodes) and "=" in rels:
+                continue
+            for rel, (a, b) in zip(rels, zip(nodes, nodes[1:], strict=False), strict=False):
+                v = _check([a, b], [rel], reference)[0]
+                if v is None:
+                    continue
+                out.append(self._claim(rel, [a, b], TRUE if v else FALSE, question=asked, raw=raw))
+        if not out and asked:
+            # "What is 1/2 + 1/3?": an expression asked for
+            for span in _MATH_SPAN.findall(norm):
+                node = parse(span.strip(" ?"))
+                if node is not None and _const(node) is not None and (_ops(node) & {"+", "-", "*"} or (
+                        node.op == "/" and not _is_fraction(node))):
+                    out.append(self._claim("=", [node], TRUE, question=True, raw=raw))
+                    break
+        return out, reference
+
+    def _claim(self, rel: str, nodes: list[Node], verdict: str, question: bool, raw: str) -> Claim:
+        ops = operations(rel, nodes)
+        if "whole_add" in ops:
+            for n in nodes:
+                r = _rule_no_regrouping(n)
+                if r is not None:
+                    ops.add("whole_add_regroup")
+        kcs = [k for k in self.kc_ids if self._kc_ops[k] & ops]
+        if len(kcs) > 1:  # several components perform this computation: the most specific, then the words
+            words = content_stems(raw)[0]
+            kcs.sort(key=lambda k: (len(self._kc_ops[k] - ops), -len(self._kc_words[k] & words),
+                                    len(self._kc_ops[k])))
+        kc = kcs[0] if kcs else None
+        affirms, refutes = None, []
+        for mid in (m for k in kcs for m in self._mis_by_kc.get(k, ())) if kcs else ():
+            wrong = _wrong_verdict(mid, rel, nodes)
+            if wrong is None:
+                continue
+            truth, rule_says = wrong
+            if verdict == FALSE and not question and rule_says:
+                affirms = affirms or mid
+            elif (verdict == TRUE or question) and truth != rule_says:
+                refutes.append(mid)
+        # a false claim also exercises its component wrongly: keep the KC so mastery can fall
+        demand = _demand(raw, math=True) if question else None
+        return Claim(kc, verdict, question, affirms, tuple(refutes), demand)
+
+    # -- propositions
+    def _facts(self, sent: str, asked: bool) -> list[Claim]:
+        stems, negs = content_stems(_NUMBERLESS.sub(" ", sent))
+        if len(stems) < 2:
+            return []
+        best: tuple[float, Proposition] | None = None
+        for p in self.props:
+            if p.kind == "question" and not asked:
+                continue
+            hit = len(stems & p.stems)
+            need = 2 if asked else 3
+            if hit < need or hit < 0.5 * len(p.stems) * (0.6 if asked else 1.0):
+                continue
+            score = hit / len(p.stems) + (0.01 if p.kind != "fact" else 0.0)
+            if best is None or score > best[0]:
+                best = (score, p)
+        if best is None:
+            return []
+        p = best[1]
+        negated = negs % 2 == 1
+        if asked and p.kind == "belief":
+            return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact")]  # a wrong idea asked back: no content
+        if asked:
+            return [Claim(p.kc, TRUE, True, None, (p.misconception,) if p.kind == "refutation" else (),
+                          _demand(sent, math=False), "fact")]
+        agrees = negated == p.negated
+        strong = best[0] >= 0.7  # a contradiction is only read off a close match
+        if p.kind == "belief":
+            if _REPORTED.search(sent):
+                return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact")]  # the idea quoted, not asserted
+            if agrees:
+                return [Claim(p.kc, FALSE, False, p.misconception, (), None, "fact")]
+            return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact")]  # "that is not true": a bare negation
+        if not agrees and not strong:
+            return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact")]
+        if p.kind == "refutation":
+            return [Claim(p.kc, TRUE if agrees else FALSE, False, None, (p.misconception,) if agrees else (),
+                          None, "fact")]
+        return [Claim(p.kc, TRUE if agrees else FALSE, False, None, (), None, "fact")]
+
+
+_NUMBERLESS = re.compile(r"\{[^}]*\}")
+_PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|work out|solve|explain|describe|"
+                     r"compare|show|estimate|predict|convert|simplify|tell me)\b", re.IGNORECASE)
+_CHAIN = re.compile(r"[^=<>]*?(?:(?:!=|<=|>=|=|<|>)[^=<>]*)+")
+
+
+def _chains(norm: str) -> list[str]:
+    """Relation chains of a normalised sentence, each trimmed to its math on both ends."""
+    out = []
+    if not _REL.search(norm):
+        return out
+    pieces = _REL.split(norm)
+    # trim the prose around: the left side keeps its trailing math, the right its leading math
+    trimmed = []
+    for i, piece in enumerate(pieces):
+        if i % 2 == 1:
+            trimmed.append(piece)
+            continue
+        if i == 0:
+            trimmed.append(_trailing_math(piece))
+        elif i == len(pieces) - 1:
+            trimmed.append(_leading_math(piece))
+        else:
+            m = _leading_math(piece)
+            trimmed.append(m)
+            if m.strip() != piece.strip():  # prose between two relations: a new chain starts
+                trimmed.append(None)
+                trimmed.append(_trailing_math(piece))
+    chain: list[str] = []
+    for t in trimmed:
+        if t is None:
+            if len(chain) >= 3:
+                out.append("".join(chain))
+            chain = []
+            continue
+        chain.append(t)
+        chain = chain if t not in ("", None) else chain
+    if len(chain) >= 3:
+        out.append("".join(chain))
+    return [c for c in out if all(p.strip() for p in _REL.split(c)[0::2])]
+
+
+_TAIL = re.compile(rf"(?:[-(]*\s*\d[\d\s.+\-*/()%x]*(?:\s*(?:{_UNIT_RE})\b)?[\d\s.+\-*/()%x]*)$", re.IGNORECASE)
+_HEAD = re.compile(rf"^\s*(?:\?|[-(]*\s*[\d(][\d\s.+\-*/()%x]*(?:\s*(?:{_UNIT_RE})\b)?(?:\s*[-+*/]\s*[\d(]"
+                   rf"[\d\s.+\-*/()%x]*)*)", re.IGNORECASE)
+
+
+def _trailing_math(piece: str) -> str:
+    m = _TAIL.search(piece.rstrip(" ,"))
+    return m.group(0) if m else ""
+
+
+def _leading_math(piece: str) -> str:
+    m = _HEAD.match(piece)
+    if not m:
+        return ""
+    rest = piece[m.end():].lstrip()
+    if rest[:1].isalpha() and not rest.lower().startswith(("and ", "so ", "then ", "which ", "because ", "but ")):
+        return ""  # "0.5 is 5 dimes": a count of something else, not a value to check
+    return m.group(0).rstrip(" .,")
+
+
+def _check(nodes: list[Node], rels: list[str], reference: Lin | None) -> tuple[bool | None, Lin | None]:
+    vals = [evaluate(n) for n in nodes]
+    if any(v is None for v in vals):
+        return None, reference
+    dims = {leaf.dim for n in nodes for leaf in _leaves(n)}
+    if "speed" in dims:
+        return None, reference  # rates combine dimensions this checker does not track
+    has_var = any(v[0] != 0 for v in vals)
+    ok = True
+    for rel, a, b in zip(rels, vals, vals[1:], strict=False):
+        if has_var:
+            if rel != "=":
+                return None, reference
+            coef, const = a[0] - b[0], b[1] - a[1]
+            if coef == 0:
+                if const != 0:
+                    ok = False
+                continue
+            sol = const / coef
+            if reference is None:
+                reference = (Fraction(1), sol)
+            ok = ok and reference[1] == sol
+            continue
+        x, y = a[1], b[1]
+        ok = ok and {"=": x == y, "!=": x != y, "<": x < y, ">": x > y, "<=": x <= y, ">=": x >= y}[rel]
+    return ok, reference
+
+
+def _wrong_verdict(mid: str, rel: str, nodes: list[Node]) -> tuple[bool, bool] | None:
+    """(correct rule's verdict, misconception's verdict) on this relation or question; ``None``: no rule."""
+    if rel in ("<", ">") and len(nodes) == 2:
+        a, b = (nodes[0], nodes[1]) if rel == ">" else (nodes[1], nodes[0])
+        says = _compare_rule(mid, a, b)
+        if says is None:
+            return None
+        return (_const(a) or 0) > (_const(b) or 0), says
+    if rel == "=" and len(nodes) == 2:
+        eq = _equiv_rule(mid, nodes[0], nodes[1])
+        if eq is not None:
+            return _const(nodes[0]) == _const(nodes[1]), eq
+    rule = WRONG_RULES.get(mid)
+    if rule is None:
+        return None
+    lhs = nodes[0]
+    right = evaluate(lhs)
+    wrong = evaluate(lhs, rule)
+    if right is None or wrong is None or right[0] or wrong[0]:
+        return None
+    if wrong[1] == right[1]:
+        return True, True  # the rule agrees with the truth on this case: no counterexample, no affirmation
+    if len(nodes) == 1:
+        return True, False  # a question on a discriminating case
+    stated = _const(nodes[1])
+    if stated is None:
+        return None
+    return stated == right[1], stated == wrong[1]
+
+
+def _demand(text: str, math: bool) -> str:
+    if _TRANSFER_Q.search(text):
+        return "transfer"
+    if _EXPLAIN_Q.search(text):
+        return "explain"
+    if _RECALL_Q.search(text) and not math:
+        return "recall"
+    return "apply" if math else "recall"
+
+
+def _task_equation(task: Task) -> Lin | None:
+    """The task's own equation, when it has one in x (the reference for ``x = …`` claims)."""
+    return _equation_of(task.statement)
+
+
+def _equation_of(text: str) -> Lin | None:
+    """The solution of the first equation in x of ``text`` that is more than ``x = value``."""
+    if "x" not in text:
+        return None
+    for chain in _chains(normalise(text)):
+        parts = _REL.split(chain)
+        nodes = [parse(s) for s in parts[0::2]]
+        if len(nodes) >= 2 and None not in nodes and not (nodes[0].op == "var" and nodes[1].op == "num"):
+            verdict, ref = _check(nodes[:2], parts[1:2], None)
+            if ref is not None:
+                return ref
+    return None
+
+
+_READERS: dict[int, tuple[Task, ContentReader]] = {}
+
+
+def _reader(task: Task) -> ContentReader:
+    hit = _READERS.get(id(task))
+    if hit is not None and hit[0] is task:
+        return hit[1]
+    reader = ContentReader(task)
+    if len(_READERS) > 512:
+        _READERS.clear()
+    _READERS[id(task)] = (task, reader)
+    return reader
+
+
+@functools.lru_cache(maxsize=8192)
+def _read_cached(reader: ContentReader, text: str) -> Reading:
+    return reader._read(text)
+
+
+__all__ = ["Claim", "ContentReader", "Reading", "TRUE", "FALSE", "UNCHECKED", "normalise", "parse", "evaluate",
+           "KC_OPERATIONS", "WRONG_RULES"]
