@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from envs.grading import equivalent, grade, mentions_value, same_number
+from envs.grading import equivalent, grade, mentions_value, number_mentions, parse_number, same_number
 from envs.tasks.base import Item
 
 
@@ -71,3 +71,56 @@ def test_punctuation_only_reply_to_a_text_item_is_not_correct() -> None:
     item = Item(id="q", stem="Name the process.", answer="photosynthesis", kcs=("k",))
     assert grade(item, "?!").correct is False
     assert grade(item, "Photosynthesis.").correct is True
+
+
+NUMBER_WORD_CASES = [
+    ("half", "one half", Fraction(1, 2)),
+    ("third", "one third", Fraction(1, 3)),
+    ("quarter", "one quarter", Fraction(1, 4)),
+    ("fourth", "one fourth", Fraction(1, 4)),
+    ("fifth", "one fifth", Fraction(1, 5)),
+    ("sixth", "one sixth", Fraction(1, 6)),
+    ("seventh", "one seventh", Fraction(1, 7)),
+    ("eighth", "one eighth", Fraction(1, 8)),
+    ("ninth", "one ninth", Fraction(1, 9)),
+    ("tenth", "one tenth", Fraction(1, 10)),
+    ("eleventh", "one eleventh", Fraction(1, 11)),
+    ("twelfth", "one twelfth", Fraction(1, 12)),
+    ("twentieth", "one twentieth", Fraction(1, 20)),
+    ("hundredth", "one hundredth", Fraction(1, 100)),
+    ("thousandth", "one thousandth", Fraction(1, 1000)),
+    ("halves", "three halves", Fraction(3, 2)),
+    ("thirds", "two thirds", Fraction(2, 3)),
+    ("digit-and-plural-word", "4 tenths", Fraction(2, 5)),
+    ("digit-one-and-singular-word", "1 third", Fraction(1, 3)),
+    ("thousand", "two thousand", Fraction(2000)),
+    ("million", "three million", Fraction(3_000_000)),
+    ("scales-combined", "two million three thousand and four", Fraction(2_003_004)),
+    ("hundred-and", "two hundred and five", Fraction(205)),
+    ("hyphenated", "twenty-five", Fraction(25)),
+    ("teen", "nineteen", Fraction(19)),
+    ("tens", "ninety", Fraction(90)),
+    ("ten", "ten", Fraction(10)),
+    ("zero", "zero", Fraction(0)),
+    ("nine", "nine", Fraction(9)),
+    ("mixed-words", "two and three quarters", Fraction(11, 4)),
+    ("point-digits", "one point two five", Fraction(5, 4)),
+    ("per-cent", "fifty per cent", Fraction(1, 2)),
+    ("negative", "negative three", Fraction(-3)),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), _rows(NUMBER_WORD_CASES))
+def test_number_words(text: str, expected: Fraction) -> None:
+    assert parse_number(text) == expected
+
+
+@pytest.mark.parametrize(("text", "values"), [
+    pytest.param("twenty, five", [Fraction(20), Fraction(5)], id="comma-separates-words"),
+    pytest.param("twenty five", [Fraction(25)], id="blank-joins-words"),
+    pytest.param("two hundred. Five", [Fraction(200), Fraction(5)], id="full-stop-separates"),
+    pytest.param("one third. Of", [Fraction(1, 3)], id="fraction-word"),
+    pytest.param("three; quarters", [Fraction(3)], id="semicolon-breaks-a-fraction"),
+])
+def test_number_words_join_only_when_adjacent(text: str, values: list) -> None:
+    assert [m.value for m in number_mentions(text)] == values
