@@ -66,7 +66,11 @@ TARGETS: tuple[Target, ...] = (
     Target("rewards/gate.py", _REWARD_TESTS),
     Target("rewards/rubric.py", _REWARD_TESTS),
     Target("rewards/terms.py", _REWARD_TESTS),
-    Target("envs/leak.py", ("tests/test_mut_leak.py", "tests/test_leak.py")),
+    # the detector (not its --eval command line)
+    Target("envs/leak.py", ("tests/test_mut_leak.py", "tests/test_leak.py"),
+           ("_form", "_target", "_targets", "_givens", "_given_valued", "_restates_givens", "_value_mentions",
+            "_mention_matches", "_letter_patterns", "_letters_referenced", "_letter_leak", "_parts", "_split_values",
+            "find_leaks")),
     Target("envs/grading.py", ("tests/test_mut_grading.py", "tests/test_grading.py")),
     Target("envs/tutoring.py", ("tests/test_mut_tutoring.py", "tests/test_env_api.py"),
            ("TutoringEnv.step", "TutoringEnv._student_step", "TutoringEnv._tutor_step", "TutoringEnv._answer_item",
