@@ -118,3 +118,18 @@ def test_llm_annotator_labels_unlabelled_turns(tmp_path: Path, monkeypatch: pyte
     assert result["annotator"]["failed_turns"] == 1 and result["not_computed"] == {}
     metrics = result["per_episode"][0]["metrics"]
     assert metrics["SD"] == 1.0 and metrics["L3GR"] == 1.0 and metrics["SV"] == pytest.approx(1 / 8)
+
+
+def test_same_item_episodes_report_no_isomorphic_gain(tmp_path: Path) -> None:
+    """Under posttest: same the env's headline gain is a same-item gain: learning_gain (isomorphic) stays null."""
+    record = {"tutor": "lecturer", "spec": {"task_set": "mcq", "task_id": "q", "persona": "p", "seed": 0},
+              "learning_gain": 1.0, "learning_gain_same": 1.0,
+              "transcript": [{"speaker": "tutor", "utterance": "B.", "teacher_intent": "introduce_concept",
+                              "teaching_strategy": None, "teacher_guidance_level": "L1"}],
+              "pretest": [{"item_id": "q", "correct": False}],
+              "posttest": [{"item_id": "q", "kind": "same", "correct": True}]}
+    src = tmp_path / "episodes.jsonl"
+    src.write_text(json.dumps(record) + "\n")
+    metrics = _score(src, tmp_path / "out")["per_episode"][0]["metrics"]
+    assert metrics["learning_gain"] is None and metrics["ALG"] is None
+    assert metrics["learning_gain_same"] == 1.0 and metrics["ALG_same"] == 100.0

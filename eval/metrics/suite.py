@@ -105,6 +105,13 @@ def parse_episode(record: object, where: str = "record", ks: Sequence[int] = DEF
         metrics[f"DAMR_{dim}"] = 100.0 * hit / total if total else None
     for name in _PASSTHROUGH:
         metrics[name] = _number(record, name, where)
+    posttest = record.get("posttest")
+    if isinstance(posttest, list) and posttest and all(
+        isinstance(p, Mapping) and p.get("kind") == "same" for p in posttest
+    ):
+        # Under ``posttest: same`` the env's headline gain is a same-item gain: it is learning_gain_same, never
+        # an isomorphic learning_gain (telling the answer pays on the same item).
+        metrics["learning_gain"] = None
     order = [s.name for s in build_registry(tuple(ks)).values() if s.level == "episode"]
     return Episode(where, record, {name: metrics[name] for name in order}, pairs, damr)
 
