@@ -124,3 +124,25 @@ def test_number_words(text: str, expected: Fraction) -> None:
 ])
 def test_number_words_join_only_when_adjacent(text: str, values: list) -> None:
     assert [m.value for m in number_mentions(text)] == values
+
+
+@pytest.mark.parametrize(("text", "values"), [
+    pytest.param("twelve hundred", [Fraction(1200)], id="teens-hundred"),
+    pytest.param("twenty hundred", [Fraction(20)], id="tens-hundred-stops"),
+    pytest.param("one hundred hundred", [Fraction(100)], id="hundred-hundred-stops"),
+    pytest.param("thousand", [], id="a-scale-alone-is-no-number"),
+    pytest.param("two million thousand", [Fraction(2_000_000)], id="scale-after-scale-stops"),
+    pytest.param("two hundred and apples", [Fraction(200)], id="and-needs-a-number-after-it"),
+    pytest.param("five and six", [Fraction(5), Fraction(6)], id="and-between-ones-separates"),
+    pytest.param("twenty three", [Fraction(23)], id="tens-ones"),
+    pytest.param("three twenty", [Fraction(3), Fraction(20)], id="ones-tens-separate"),
+    pytest.param("seven eight", [Fraction(7), Fraction(8)], id="ones-ones-separate"),
+    pytest.param("twenty zero", [Fraction(20), Fraction(0)], id="zero-after-a-number-separates"),
+    pytest.param("a half", [Fraction(1, 2)], id="a-half"),
+    pytest.param("a third of it", [Fraction(1, 3)], id="a-third-of"),
+    pytest.param("a third attempt", [], id="a-third-is-an-ordinal"),
+    pytest.param("it is one thirds", [Fraction(1)], id="one-with-a-plural-denominator-is-no-fraction"),
+    pytest.param("two third", [Fraction(2)], id="two-with-a-singular-denominator-is-no-fraction"),
+])
+def test_cardinal_grammar(text: str, values: list) -> None:
+    assert [m.value for m in number_mentions(text)] == values
