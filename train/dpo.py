@@ -685,6 +685,7 @@ def train_dpo(cfg: Config, dataset: Any, base: str, adapter: str | None, out_dir
     changed = sum(not torch.equal(after[k], before[k]) for k in before)
     adapter_dir = out_dir / "adapter"
     trainer.model.save_pretrained(str(adapter_dir), selected_adapters=["default"])
+    tokenizer.save_pretrained(str(adapter_dir))  # with its pad token: a resized vocabulary loads back (hf backend)
     logs = [e for e in trainer.state.log_history if "loss" in e]
     keys = ("loss", "rewards/accuracies", "rewards/margins", "rewards/chosen", "rewards/rejected")
     window = max(1, min(5, len(logs) // 4))  # one step's batch is small: also the mean of a few steps each end

@@ -885,7 +885,7 @@ def run(cfg: GRPORecipeConfig) -> dict[str, Any]:
     wandb_mode = cfg.wandb.mode or os.environ.get("WANDB_MODE") or "offline"
     wb = start_wandb(RECIPE, cfg, out_dir) if main else None
     results: dict[str, Any] = {"recipe": RECIPE, "base_model": base, "start_adapter": start_adapter, "start": start,
-                               "train_specs": len(train_specs), "rubric": rubric.name,
+                               "train_specs": len(train_specs), "rubric": rubric.name, "student": cfg.student,
                                "reward_weights": dict(rubric.weights)}
     try:
         args = grpo_args(cfg, out_dir, weights, "none" if wandb_mode == "disabled" else "wandb",

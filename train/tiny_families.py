@@ -27,7 +27,7 @@ from typing import Any
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 DIMS = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
-        "num_key_value_heads": 2, "max_position_embeddings": 2048}
+        "num_key_value_heads": 2, "max_position_embeddings": 4096}
 
 
 @dataclass(frozen=True)

@@ -166,6 +166,11 @@ class HFBackend:
 
             if not Path(adapter, "adapter_config.json").is_file() and Path(adapter).exists():
                 raise ConfigError(f"adapter {adapter!r} has no adapter_config.json; give a PEFT save_pretrained dir")
+            if Path(adapter, "tokenizer_config.json").is_file():
+                # a recipe that had to add a pad token saved its tokenizer (and resized embeddings) with the adapter
+                adapter_tok = AutoTokenizer.from_pretrained(adapter)
+                if len(adapter_tok) > model.get_input_embeddings().num_embeddings:
+                    model.resize_token_embeddings(len(adapter_tok), mean_resizing=False)
             try:
                 model = PeftModel.from_pretrained(model, adapter).merge_and_unload()
             except (OSError, ValueError) as exc:
