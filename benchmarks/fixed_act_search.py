@@ -1,0 +1,120 @@
+"""Fixed scripts against the adaptive expert: every dialogue act played every turn (cycling the task's knowledge
+components), against ``socratic``, per persona family.
+
+A tutoring simulator whose best fixed act out-teaches the adaptive tutor rewards a script, not teaching. The
+table lists, per family, socratic's gain and the best fixed acts' paired differences from it (± s.e.); the
+last lines say whether any fixed act beats socratic by more than two standard errors anywhere.
+``tests/test_adaptivity.py`` asserts the same on a smaller grid.
+
+    python benchmarks/fixed_act_search.py --seeds 6
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import multiprocessing as mp
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agents.student import SimulatedStudent, load_personas  # noqa: E402
+from agents.tutor import make_tutor  # noqa: E402
+from agents.tutor.base import ActTutor  # noqa: E402
+from agents.tutor.builtin import _act  # noqa: E402
+from envs.config import EpisodeSpec  # noqa: E402
+from envs.labels import INTENTS, STRATEGIES  # noqa: E402
+from eval.rollout import run_episode  # noqa: E402
+
+
+class FixedActTutor(ActTutor):
+    """Plays one act (intent, strategy, level) every turn, cycling through the task's components."""
+
+    def __init__(self, intent: str, strategy: str | None, level: str) -> None:
+        super().__init__()
+        self.intent, self.strategy, self.level = intent, strategy, level
+        self.name = f"fixed:{intent}/{strategy}/{level}"
+
+    def on_reset(self) -> None:
+        self._n = 0
+
+    def choose(self, observation: dict, info: dict, task):
+        kcs = task.knowledge_components
+        kc = kcs[self._n % len(kcs)]
+        self._n += 1
+        transfer = kc.links[0].discipline if (kc.links and self.intent == "trigger_transfer") else None
+        return _act(self.intent, self.strategy, self.level, kc, task, transfer_to=transfer), None
+
+
+def all_acts() -> list[tuple[str, str | None, str]]:
+    """Every intent x strategy (and none) x level, except the closing summary."""
+    intents = [i for i in INTENTS if i != "summarize"]
+    return list(itertools.product(intents, [*STRATEGIES, None], ("L1", "L2", "L3")))
+
+
+def family_specs(seeds: int, task_sets=("math", "stem"), per_family: int = 3) -> list[tuple[str, EpisodeSpec]]:
+    personas = load_personas()
+    by_family: dict[str, list[str]] = {}
+    for name, p in sorted(personas.items()):
+        by_family.setdefault(p.family, []).append(name)
+    return [(fam, EpisodeSpec(task_set=ts, persona=name, seed=seed, protocol={"max_turns": 8}))
+            for ts in task_sets for fam in sorted(by_family) for name in by_family[fam][:per_family]
+            for seed in range(seeds)]
+
+
+def _gain(job) -> float:
+    spec, tutor_key = job
+    tutor = make_tutor(tutor_key) if isinstance(tutor_key, str) else FixedActTutor(*tutor_key)
+    return float(run_episode(spec, tutor, SimulatedStudent(spec.persona), str(tutor_key))["learning_gain"] or 0.0)
+
+
+def search(acts, specs, workers: int = 2, extra: tuple[str, ...] = ("socratic",)) -> dict:
+    keys = [*extra, *acts]
+    jobs = [(s, k) for k in keys for _, s in specs]
+    if workers > 1:
+        with mp.Pool(workers) as pool:
+            rows = pool.map(_gain, jobs, chunksize=32)
+    else:
+        rows = [_gain(j) for j in jobs]
+    n = len(specs)
+    return {k: np.array(rows[i * n:(i + 1) * n]) for i, k in enumerate(keys)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=4)
+    parser.add_argument("--per-family", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--top", type=int, default=5)
+    args = parser.parse_args()
+    specs = family_specs(args.seeds, per_family=args.per_family)
+    acts = all_acts()
+    res = search(acts, specs, args.workers, extra=("socratic", "lecturer", "random"))
+    fams = np.array([f for f, _ in specs])
+    soc = res["socratic"]
+    print(f"{len(acts)} fixed acts x {len(specs)} specs (math + stem); paired difference from socratic ± s.e.")
+    overall = sorted(acts, key=lambda a: -res[a].mean())
+    print(f"overall: socratic {soc.mean():+.3f}, lecturer {res['lecturer'].mean():+.3f}, "
+          f"random {res['random'].mean():+.3f}")
+    for a in overall[:args.top]:
+        d = res[a] - soc
+        print(f"  {'/'.join(str(x) for x in a):48s} gain {res[a].mean():+.3f}  Δ {d.mean():+.3f} ± "
+              f"{d.std(ddof=1) / np.sqrt(len(d)):.3f}")
+    worst = 0.0
+    for fam in sorted(set(fams)):
+        m = fams == fam
+        best = max(acts, key=lambda a: res[a][m].mean())
+        d = res[best][m] - soc[m]
+        z = d.mean() / (d.std(ddof=1) / np.sqrt(m.sum()) + 1e-12)
+        worst = max(worst, z)
+        print(f"{fam:10s} n={m.sum():3d} socratic {soc[m].mean():+.3f}  best fixed {'/'.join(map(str, best))} "
+              f"{res[best][m].mean():+.3f}  Δ {d.mean():+.3f} ({z:+.1f} s.e.)")
+    print(f"largest margin of a fixed act over socratic in any family: {worst:+.1f} s.e. "
+          f"({'FAIL' if worst > 2 else 'ok'}: must not exceed +2)")
+
+
+if __name__ == "__main__":
+    main()
