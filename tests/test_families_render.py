@@ -160,3 +160,22 @@ def test_a_tokenizer_without_template_is_a_clear_error(family: tuple[str, object
     bare.chat_template = None
     with pytest.raises(RenderError, match="no chat template"):
         ChatRenderer(bare)
+
+
+def test_openai_backend_shapes_messages_and_strips_reasoning() -> None:
+    """The OpenAI-compatible backend sends merged (and, when asked, folded) messages, the template kwargs, and
+    strips a reasoning block from the reply (a real HTTP server on loopback)."""
+    from agents.backends.base import GenerationConfig
+    from agents.backends.openai_compat import OpenAIBackend
+    from tests.chat_server import ChatServer
+
+    with ChatServer() as server:
+        server.script("<think>\nhm\n</think>\n\nWhat is 8 divided by 4?")
+        backend = OpenAIBackend("m", base_url=server.url, fold_system=True, max_retries=0,
+                                chat_template_kwargs={"enable_thinking": False})
+        [result] = backend.generate([CONVERSATION[:3]], GenerationConfig(max_new_tokens=8))
+    assert result.text == "What is 8 divided by 4?"
+    [request] = server.requests
+    assert request["messages"] == [{"role": "user", "content": "You are a patient maths tutor.\n\nPre-test: the "
+                                    "student answered 5 (wrong).\n\nWhat is 3/4 of 8?"}]
+    assert request["chat_template_kwargs"] == {"enable_thinking": False}

@@ -6,6 +6,12 @@ itself (logged, counted in :attr:`OpenAIBackend.stats`, deterministic exponentia
 4xx answers (400, 401, 403, 404, 422) cannot be fixed by waiting: the result's ``error`` names the fix at once.
 A request that still fails has ``text=None`` and ``error`` set; :meth:`generate` never raises for one.
 
+Messages go out through the shared conversation shaping (:mod:`agents.backends.chat_render`): runs of one role
+are merged (servers that apply Gemma-style templates demand alternation), ``fold_system=True`` folds the system
+prompt into the first user turn (for a served model whose template refuses a system role), and
+``chat_template_kwargs`` (e.g. ``{"enable_thinking": false}`` for Qwen3 on vLLM/SGLang) is sent to servers that
+take it. Reasoning blocks (``<think>…</think>``) are stripped from every reply.
+
 The API key is read from the environment variable named by ``api_key_env``. It is never logged, never shown by
 ``repr``, never part of a cache key, and it is scrubbed from every error message (servers like to echo keys).
 
@@ -30,6 +36,7 @@ import openai
 
 from agents.backends.base import GenerationConfig, GenerationResult
 from agents.backends.cache import ResponseCache
+from agents.backends.chat_render import fold_system, merge_roles, strip_reasoning
 from envs.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -72,6 +79,8 @@ class OpenAIBackend:
         timeout: float = 60.0,
         cache_dir: str | None = None,
         backoff: float = 0.5,
+        fold_system: bool = False,
+        chat_template_kwargs: dict[str, Any] | None = None,
     ) -> None:
         if not model:
             raise ConfigError("OpenAIBackend needs a model name, e.g. 'openai:gpt-4o-mini'")
@@ -88,6 +97,8 @@ class OpenAIBackend:
             raise ConfigError(f"no API key: set ${api_key_env} for the OpenAI API, or give base_url for a local "
                               "OpenAI-compatible server (which needs no key)")
         self.model = model
+        self.fold_system = bool(fold_system)
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
         self.name = f"openai:{model}"
         self.api_key_env = api_key_env
         self.max_concurrency = max_concurrency
@@ -130,9 +141,12 @@ class OpenAIBackend:
 
     # -- one request ---------------------------------------------------------------------------------------------
     def _request(self, messages: list[dict], config: GenerationConfig) -> dict[str, Any]:
+        shaped = merge_roles(messages)
+        if self.fold_system:
+            shaped = merge_roles(fold_system(shaped))
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
+            "messages": shaped,
             "max_tokens": config.max_new_tokens,
             "temperature": config.temperature,
             "top_p": config.top_p,
@@ -141,6 +155,8 @@ class OpenAIBackend:
             body["seed"] = config.seed
         if config.stop:
             body["stop"] = list(config.stop)
+        if self.chat_template_kwargs:
+            body["chat_template_kwargs"] = dict(self.chat_template_kwargs)
         return body
 
     def _count(self, name: str, n: int = 1) -> None:
@@ -156,7 +172,8 @@ class OpenAIBackend:
             hit = self.cache.get(cache_key)
             if hit is not None:
                 self._count("cache_hits")
-                return GenerationResult(text=hit["text"], prompt_tokens=int(hit.get("prompt_tokens", 0)),
+                return GenerationResult(text=strip_reasoning(hit["text"]),
+                                        prompt_tokens=int(hit.get("prompt_tokens", 0)),
                                         completion_tokens=int(hit.get("completion_tokens", 0)), cached=True,
                                         meta={"attempts": 0, "finish_reason": hit.get("finish_reason")})
         last = ""
@@ -181,7 +198,7 @@ class OpenAIBackend:
                 return GenerationResult(text=None, error=str(exc), meta={"attempts": attempt, "status": exc.status})
             if self.cache is not None and cache_key is not None:
                 self.cache.put(cache_key, {**body, "base_url": self.base_url}, reply)
-            return GenerationResult(text=reply["text"], prompt_tokens=reply["prompt_tokens"],
+            return GenerationResult(text=strip_reasoning(reply["text"]), prompt_tokens=reply["prompt_tokens"],
                                     completion_tokens=reply["completion_tokens"],
                                     meta={"attempts": attempt, "finish_reason": reply["finish_reason"]})
         self._count("failures")
@@ -195,7 +212,10 @@ class OpenAIBackend:
         """One HTTP exchange; returns the parsed reply or raises :class:`_Retryable` / :class:`_Fatal`."""
         try:
             with self._slots:
-                raw = self._client.chat.completions.with_raw_response.create(**body)
+                known = {k: v for k, v in body.items() if k != "chat_template_kwargs"}
+                extra = {"extra_body": {"chat_template_kwargs": body["chat_template_kwargs"]}} \
+                    if "chat_template_kwargs" in body else {}
+                raw = self._client.chat.completions.with_raw_response.create(**known, **extra)
                 text = raw.http_response.text
         except openai.APIStatusError as exc:
             status = exc.status_code
