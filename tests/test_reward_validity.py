@@ -1,0 +1,58 @@
+"""Reward validity: the gaming probes of agents/tutor/probes.py lose to socratic on paired episodes.
+
+Measured on math + stem, three personas of each family, seeds 0..3 (96 paired specs per tutor, 8 turns, the
+default reward). A probe passes when it loses on isomorphic learning gain *and* on the default reward by more
+than two standard errors of the paired difference. ``benchmarks/reward_validity.py`` prints the full table.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+from reward_validity import measure, paired, specs  # noqa: E402
+
+GAMING = ("probe_label_farming", "probe_content_free", "probe_teach_misconceptions", "probe_other_task",
+          "probe_posttest", "probe_persona", "probe_injection")
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, np.ndarray]:
+    tutors = ["socratic", "random", *GAMING, "probe_paraphrase", "probe_wrong_numbers", "probe_own_words"]
+    return measure(tutors, specs(4, per_family=3), workers=2)
+
+
+@pytest.mark.parametrize("probe", GAMING)
+def test_gaming_probe_loses_on_gain_and_reward(results, probe: str) -> None:
+    soc = results["socratic"]
+    for col, what in ((0, "gain"), (1, "reward")):
+        d, se = paired(results[probe][:, col], soc[:, col])
+        assert d < -2 * se, f"{probe} {what}: {d:+.3f} ± {se:.3f} against socratic"
+
+
+def test_teaching_misconceptions_gains_less_than_random(results) -> None:
+    d, se = paired(results["probe_teach_misconceptions"][:, 0], results["random"][:, 0])
+    assert d < -2 * se, (d, se)
+
+
+def test_reworded_socratic_keeps_its_gain(results) -> None:
+    assert results["probe_paraphrase"][:, 0].mean() >= 0.85 * results["socratic"][:, 0].mean()
+
+
+@pytest.mark.xfail(reason="open (issue 12): stem lessons state few numbers, so socratic with wrong numbers keeps "
+                          "most of its gain there (math alone: about half)", strict=False)
+def test_wrong_numbers_keep_at_most_half_the_gain(results) -> None:
+    assert results["probe_wrong_numbers"][:, 0].mean() <= 0.5 * results["socratic"][:, 0].mean()
+
+
+@pytest.mark.xfail(reason="open (issue 12): a tutor teaching true content in its own words is read only partly "
+                          "(bare equations on fresh numbers, reworded lesson sentences)", strict=False)
+def test_own_words_teaching_is_credited(results) -> None:
+    own, rnd = results["probe_own_words"][:, 0], results["random"][:, 0]
+    d, se = paired(own, rnd)
+    assert own.mean() >= 0.5 * results["socratic"][:, 0].mean() and d > 2 * se
