@@ -145,9 +145,19 @@ def health_rows(board: dict) -> list[list[str]]:
 HEALTH_HEADER = ("Tutor", "Run", "Scored", "Failed", "Invalid turns", "Clipped turns")
 
 
+def display_scale(board: dict, metric: str) -> float:
+    """The scale a metric is shown on in every table and plot: its leaderboard column's, and a learning gain in
+    percentage points even when it is not a column (one unit per quantity)."""
+    for key, _, scale in _columns(board):
+        if key == metric:
+            return scale
+    return 100.0 if metric in ("learning_gain", "learning_gain_same") else 1.0
+
+
 def paired_scales(board: dict) -> dict[str, float]:
     """The display scale of each paired metric: its leaderboard column's (a gain in points)."""
-    return {metric: scale for metric, _, scale in _columns(board)}
+    return {metric: display_scale(board, metric) for metric in ("learning_gain", "learning_gain_same",
+                                                                 *(m for m, _, _ in _columns(board)))}
 
 
 def render_table(board: dict, title: str) -> Table:
@@ -318,8 +328,10 @@ def write_report(board: dict, out_dir: Path, title: str, run_info: dict, meta: d
     lines += ["", "## Every metric", "", "| Metric | higher is better | " + " | ".join(board["ranking"]) + " |",
               "|---|---|" + "---|" * len(board["ranking"])]
     for metric, spec in specs.items():
-        row = [_cell(groups[n]["metrics"].get(metric), 1.0) for n in board["ranking"]]
-        lines.append(f"| {metric} | {spec.get('higher_is_better')} | " + " | ".join(row) + " |")
+        scale = display_scale(board, metric)
+        row = [_cell(groups[n]["metrics"].get(metric), scale) for n in board["ranking"]]
+        unit = " (points)" if metric.startswith("learning_gain") and scale == 100.0 else ""
+        lines.append(f"| {metric}{unit} | {spec.get('higher_is_better')} | " + " | ".join(row) + " |")
     missing = board.get("not_computed") or {}
     if missing:
         lines += ["", "## Not computed", ""]
@@ -330,7 +342,8 @@ def write_report(board: dict, out_dir: Path, title: str, run_info: dict, meta: d
                   f"{failures['n_failures']} failures.", "", "| Tutor | Failure | Count |", "|---|---|---|"]
         for tutor, per in failures["by_tutor_error"].items():
             lines += [f"| {tutor} | {err} | {n} |" for err, n in per.items()]
-    lines += ["", "Values are suite means over units (EducationQ metrics pooled over item pairs, in %); "
+    lines += ["", "Values are suite means over units (EducationQ metrics pooled over item pairs, in %; learning "
+              "gains in percentage points, as on the leaderboard); "
               "± gives the half-width of the 95% percentile-bootstrap interval over units. "
               "n/a: not computable on this suite (for example reference-dialogue metrics); "
               "not computed: judge-only metrics of a run without a judge."]

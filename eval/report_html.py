@@ -134,6 +134,18 @@ def _columns(board: Mapping, specs: Mapping) -> list[tuple[str, str, float]]:
     return chosen
 
 
+def _scale(board: Mapping, metric: str) -> float:
+    """One unit per quantity: a metric is shown on its leaderboard column's scale everywhere (a learning gain in
+    percentage points, as in the gain plots), else as computed."""
+    from eval.leaderboard import display_scale
+
+    return display_scale(dict(board), metric)
+
+
+def _unit(board: Mapping, metric: str) -> str:
+    return " (points)" if metric.startswith("learning_gain") and _scale(board, metric) == 100.0 else ""
+
+
 def _cell(summary: Mapping | None, scale: float = 1.0) -> tuple[str, str]:
     """(text, title) of one table cell: ``mean ±half-width``, *not computed* or n/a."""
     if not summary:
@@ -244,19 +256,24 @@ def _plot_metric_bars(board: Mapping, specs: Mapping, metrics: Sequence[str]) ->
     fig = _figure(2.6 * ncols + 0.4, 2.3 * nrows + 0.2)
     axes = fig.subplots(nrows, ncols, squeeze=False)
     for ax, metric in zip(axes.flat, metrics, strict=False):  # extra axes are hidden below
+        scale = _scale(board, metric)
         for i, tutor in enumerate(tutors):
             s = _summary(board, tutor, metric) or {}
             mean = _finite(s.get("mean"))
             if mean is None:
                 ax.text(i, 0, "n/a", ha="center", va="bottom", fontsize=7, color="#555555")
                 continue
-            low, high = _yerr(mean, _finite(s.get("ci_low")), _finite(s.get("ci_high")))
+            low_ci, high_ci = _finite(s.get("ci_low")), _finite(s.get("ci_high"))
+            mean = mean * scale
+            low, high = _yerr(mean, None if low_ci is None else low_ci * scale,
+                              None if high_ci is None else high_ci * scale)
             ax.bar(i, mean, color=_tutor_color(i), width=0.7)
             if low or high:
                 ax.errorbar(i, mean, yerr=[[low], [high]], color="#222222", capsize=3, linewidth=1)
-        ax.set_title(_mpl(metric + _arrow(specs.get(metric, {}))), fontsize=9)
-        ax.set_xticks(range(len(tutors)), [_mpl(t) for t in tutors], rotation=30 if len(tutors) > 3 else 0, ha="right"
-                      if len(tutors) > 3 else "center", fontsize=8)
+        ax.set_title(_mpl(metric + _unit(board, metric) + _arrow(specs.get(metric, {}))), fontsize=9)
+        tilt = len(tutors) >= 3 or max((len(t) for t in tutors), default=0) > 10  # labels must not overlap
+        ax.set_xticks(range(len(tutors)), [_mpl(t) for t in tutors], rotation=30 if tilt else 0,
+                      ha="right" if tilt else "center", fontsize=8)
         ax.axhline(0, color="#999999", linewidth=0.6)
         ax.tick_params(axis="y", labelsize=7)
     for ax in list(axes.flat)[len(metrics):]:
@@ -414,8 +431,8 @@ def _leaderboard(board: Mapping, specs: Mapping) -> str:
             + (f"; {', '.join(scaled)} \u00d7100 (percent, or percentage points for gains)." if scaled else "."))
     every = []
     for metric, spec in specs.items():
-        cells = [_cell(_summary(board, t, metric)) for t in board["ranking"]]
-        every.append([(metric + _arrow(spec), spec.get("description", "")), *cells])
+        cells = [_cell(_summary(board, t, metric), _scale(board, metric)) for t in board["ranking"]]
+        every.append([(metric + _unit(board, metric) + _arrow(spec), spec.get("description", "")), *cells])
     full = _table(["Metric", *board["ranking"]], every, "metrics")
     return (_table(headers, rows, "leaderboard") + _note(note)
             + f"<details><summary>Every metric ({len(specs)})</summary>{full}"
