@@ -31,10 +31,11 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -153,6 +154,24 @@ def _nodes(tree: ast.AST) -> Iterator[tuple[ast.AST, str]]:
     yield from visit(tree, [])
 
 
+def function_scopes(source: str) -> set[str]:
+    """Qualified names (as :func:`_nodes` writes them) of the module's functions and methods."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST, scope: list[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = [*scope, child.name]
+                if not isinstance(child, ast.ClassDef):
+                    found.add(".".join(name))
+                visit(child, name)
+            else:
+                visit(child, scope)
+
+    visit(ast.parse(source), [])
+    return found
+
+
 def _number_after(value: int | float) -> int | float:
     if isinstance(value, int):
         return value + 1
@@ -247,9 +266,11 @@ class _Worker:
         self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve", str(copy)],
                                      cwd=copy, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
-    def run(self, tests: tuple[str, ...], timeout: float) -> tuple[str, float]:
+    def run(self, tests: tuple[str, ...], timeout: float, select: list[str] | None = None,
+            trace: str | None = None, trace_out: str | None = None) -> tuple[str, float]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps({"tests": list(tests), "timeout": timeout}) + "\n")
+        request = {"tests": list(tests), "timeout": timeout, "select": select, "trace": trace, "trace_out": trace_out}
+        self.proc.stdin.write(json.dumps(request) + "\n")
         self.proc.stdin.flush()
         reply = json.loads(self.proc.stdout.readline())
         return reply["status"], reply["seconds"]
@@ -258,6 +279,52 @@ class _Worker:
         if self.proc.stdin is not None:
             self.proc.stdin.close()
         self.proc.wait(timeout=30)
+
+
+class _Trace:
+    """A pytest plugin recording, per test, which functions of one source file it called (setup included)."""
+
+    def __init__(self, filename: str, out: str) -> None:
+        self.filename, self.out = os.path.realpath(filename), out
+        self.called: dict[str, set[str]] = {}
+        self.order: list[str] = []
+
+    def _profile(self, called: set[str]) -> Callable[..., None]:
+        filename = self.filename
+
+        def profile(frame: Any, event: str, arg: Any) -> None:
+            if event == "call" and frame.f_code.co_filename == filename:
+                called.add(frame.f_code.co_qualname.replace(".<locals>", ""))
+
+        return profile
+
+    def pytest_collection_finish(self, session: Any) -> None:
+        self.order = [item.nodeid for item in session.items]
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        profile = self._profile(self.called.setdefault(nodeid, set()))
+        sys.setprofile(profile)
+        threading.setprofile(profile)
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+
+    def pytest_sessionfinish(self, session: Any) -> None:
+        data = {"order": self.order, "called": {k: sorted(v) for k, v in self.called.items()}}
+        Path(self.out).write_text(json.dumps(data), encoding="utf-8")
+
+
+class _Select:
+    """A pytest plugin keeping only the given test ids (in collection order)."""
+
+    def __init__(self, nodeids: list[str]) -> None:
+        self.keep = set(nodeids)
+
+    def pytest_collection_modifyitems(self, config: Any, items: list[Any]) -> None:
+        dropped = [i for i in items if i.nodeid not in self.keep]
+        items[:] = [i for i in items if i.nodeid in self.keep]
+        config.hook.pytest_deselected(items=dropped)
 
 
 def _serve(copy: str) -> int:
@@ -283,13 +350,19 @@ def _serve(copy: str) -> int:
             os.dup2(devnull, 2)
             import pytest
 
-            code = pytest.main(["-x", "-q", "-p", "no:cacheprovider", "-m", "not slow", *request["tests"]])
-            os._exit(int(code))
+            plugins: list[object] = []
+            if request.get("trace"):
+                plugins.append(_Trace(os.path.join(copy, request["trace"]), request["trace_out"]))
+            if request.get("select") is not None:
+                plugins.append(_Select(request["select"]))
+            args = ["-x", "-q", "-p", "no:cacheprovider", "-m", "not slow", *request["tests"]]
+            os._exit(int(pytest.main(args, plugins=plugins)))
         status = "timeout"
         while time.monotonic() - start < request["timeout"]:
             done, code = os.waitpid(pid, os.WNOHANG)
             if done:
-                status = "survived" if os.waitstatus_to_exitcode(code) == 0 else "killed"
+                # 5: no test selected (no test calls the mutated function): nothing could notice the bug
+                status = "survived" if os.waitstatus_to_exitcode(code) in (0, 5) else "killed"
                 break
             time.sleep(0.01)
         else:
@@ -303,6 +376,16 @@ def _serve(copy: str) -> int:
     return 0
 
 
+def _tests_for(site: Site, functions: set[str], traced: dict[str, Any]) -> list[str] | None:
+    """The tests that called the mutated function (or a function nested in it); None (all of them) for a
+    mutant outside any function (module or class body: it acts at import)."""
+    if site.function not in functions:
+        return None
+    prefix = site.function + "."
+    return [t for t in traced["order"]
+            if any(q == site.function or q.startswith(prefix) for q in traced["called"].get(t, ()))]
+
+
 def run(targets: list[Target], jobs: int) -> list[ModuleReport]:
     lock = threading.Lock()
     with tempfile.TemporaryDirectory(prefix="tutorzoo-mutation-") as tmp:
@@ -314,7 +397,7 @@ def run(targets: list[Target], jobs: int) -> list[ModuleReport]:
         idle = list(workers)
         try:
             reports = [ModuleReport(t) for t in targets]
-            work: list[tuple[ModuleReport, Site, str, float]] = []
+            work: list[tuple[ModuleReport, Site, str, float, list[str] | None]] = []
             for report in reports:
                 t = report.target
                 tests = tuple(p for p in t.tests if (ROOT / p.split("::")[0]).is_file())
@@ -325,19 +408,24 @@ def run(targets: list[Target], jobs: int) -> list[ModuleReport]:
                     report.baseline_error = f"the unmutated tests fail ({status}): {' '.join(tests)}"
                     continue
                 source = (ROOT / t.path).read_text(encoding="utf-8")
+                trace_out = Path(tmp) / "trace.json"
+                workers[0].run(tests, timeout=max(900.0, 10 * seconds), trace=t.path, trace_out=str(trace_out))
+                traced = json.loads(trace_out.read_text(encoding="utf-8"))
+                functions = function_scopes(source)
                 for site in _selected(t, sites(source)):
-                    work.append((report, site, source, 3 * seconds + 10))
+                    select = _tests_for(site, functions, traced)
+                    work.append((report, site, source, 3 * seconds + 10, select))
             print(f"{len(work)} mutants", flush=True)
             done = [0]
 
-            def one(item: tuple[ModuleReport, Site, str, float]) -> Result:
-                report, site, source, timeout = item
+            def one(item: tuple[ModuleReport, Site, str, float, list[str] | None]) -> Result:
+                report, site, source, timeout, select = item
                 with lock:
                     worker = idle.pop()
                 path = worker.copy / report.target.path
                 try:
                     path.write_text(mutate(source, site), encoding="utf-8")
-                    status, seconds = worker.run(report.target.tests, timeout)
+                    status, seconds = worker.run(report.target.tests, timeout, select)
                 finally:
                     path.write_text(source, encoding="utf-8")
                     with lock:
@@ -350,7 +438,7 @@ def run(targets: list[Target], jobs: int) -> list[ModuleReport]:
 
             with ThreadPoolExecutor(max_workers=jobs) as ex:
                 results = list(ex.map(one, work))
-            for (report, _, _, _), result in zip(work, results, strict=True):
+            for (report, *_), result in zip(work, results, strict=True):
                 report.results.append(result)
         finally:
             for worker in workers:

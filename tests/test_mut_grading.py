@@ -146,3 +146,16 @@ def test_number_words_join_only_when_adjacent(text: str, values: list) -> None:
 ])
 def test_cardinal_grammar(text: str, values: list) -> None:
     assert [m.value for m in number_mentions(text)] == values
+
+
+@pytest.mark.parametrize(("text", "spans"), [
+    pytest.param("two hundred and apples", [("two hundred", 0, 11)], id="and-not-followed-by-a-number-is-left-out"),
+    pytest.param("two hundred and", [("two hundred", 0, 11)], id="and-at-the-end-is-left-out"),
+    pytest.param("two thousand and fifteen", [("two thousand and fifteen", 0, 24)], id="and-teen"),
+    pytest.param("one hundred and twenty", [("one hundred and twenty", 0, 22)], id="and-tens"),
+    pytest.param("is one of them", [], id="one-of-is-a-pronoun"),
+    pytest.param("x = one", [("one", 4, 7)], id="one-after-equals"),
+    pytest.param("negative two", [("negative two", 0, 12)], id="negative-word"),
+])
+def test_number_word_spans(text: str, spans: list) -> None:
+    assert [(m.text, m.start, m.end) for m in number_mentions(text)] == spans

@@ -138,3 +138,10 @@ def test_no_items_no_request(toy) -> None:  # noqa: F811
     backend = FakeBackend(lambda conv, cfg: GenerationResult(text=reply()))
     assert Judge(JudgeConfig(backend="openai:fake"), backend=backend).judge_many(toy, []) == []
     assert backend.calls == []
+
+
+def test_without_a_judge_every_summary_is_empty() -> None:
+    out = sid_rubric_metrics([rec("a", verdict(ALL4)), rec("a")], judged=False)
+    assert out["groups"]["a"]["n_units"] == 2
+    assert out["groups"]["a"]["metrics"]["IRA"] == {"mean": None, "ci_low": None, "ci_high": None, "n": 0,
+                                                     "not_computed": "no judge configured (--judge)"}
