@@ -32,6 +32,8 @@ def test_learning_gain_is_in_points_in_every_report(tmp_path: Path) -> None:
     assert cells[2 + metrics["ranking"].index("socratic")] == points
     assert re.search(rf"\| \d \| socratic \| 4 \| {re.escape(points)} \|", report)  # the leaderboard: same text
     page = (tmp_path / "e" / "report.html").read_text()
-    assert "learning_gain (points)" in page and points in page
-    fraction = f"{gain['mean']:.2f} \u00b1{(gain['ci_high'] - gain['ci_low']) / 2:.2f}"
-    assert fraction not in page and fraction not in report  # never the fraction beside the points
+    html_row = re.search(r'<tr><td title="[^"]*">learning_gain \(points\) \u2191</td>(.*?)</tr>', page)
+    assert html_row, "the every-metric table has no learning_gain (points) row"
+    html_cells = re.findall(r">([^<>]*)</td>", html_row.group(1))
+    assert html_cells[metrics["ranking"].index("socratic")] == points  # the same number as the leaderboard
+    assert not re.search(r">learning_gain \u2191<", page)  # no second row on the fraction scale
