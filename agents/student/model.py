@@ -61,6 +61,30 @@ prerequisite readiness (questions :math:`0.3 + 0.7 r`, telling :math:`0.6 + 0.4 
 ``discipline_transfer``) whose disciplines include a link of :math:`k` multiplies :math:`w` by 1.5 and gives
 each linked KC :math:`j` the step :math:`(1 - L_j) \min(0.95, 0.8\, T_j\, \zeta (0.2 + 0.8e))`.
 
+**Content, not labels.** In the env every act carries ``act.content`` (:mod:`envs.content`): the component
+:math:`k` is the one the turn's *checked* content works on (``None``: off topic, whatever its cue words);
+question mode needs a gradeable question on :math:`k`, whose demand (recall 0, apply 1, explain 2, transfer 3)
+sets :math:`D`; explain mode needs a true statement on :math:`k` (two or more: a worked example, :math:`w` x1.3);
+a turn with neither teaches nothing. A counterexample is ``content.refuted`` and repairs only a misconception the
+student holds (``active`` or ``suppressed``). Each *false* statement on a component first takes
+:math:`0.12 L_k` of its mastery, and one that states a misconception's rule (or belief) makes it ``active``
+(held: at once; else with :math:`p = 0.6 (1 - L_k)`): teaching errors teaches errors. Acts built by hand
+(``content is None``) are taken at their labels.
+
+**Adaptivity** (each rule with its source and the size it reproduces): explanations weigh
+:math:`(1 - 0.8 L_k)` — the expertise-reversal effect (Kalyuga et al., 2003: worked examples help novices,
+hinder experts; here a near-master gains a fifth of a novice's); questions succeed with the BKT probability
+and teach :math:`w = 2` on success, 0.25 on failure — the testing/generation effect (Roediger & Karpicke,
+2006), which needs prior knowledge, so questioning pays strong students and fails novices (the reverse of
+explanations); a demand two Bloom levels above the student confuses and two below bores (ZPD, Vygotsky);
+ICAP (Chi & Wylie, 2014): passive (explanation, x0.7 with uptake) < active (recall question) < constructive
+(apply/explain question, success x2) < interactive (a scaffold on the student's own turn, +0.4 success);
+transfer (x1.3 and the linked component's step) pays only from :math:`L_k \ge 0.5` and distracts before
+(x0.6) — transfer needs a base (Bransford & Schwartz, 1999); plain negation only suppresses (relapse before
+the post-test), a counterexample repairs — conceptual change (Posner et al., 1982); the same move on the same
+component again keeps :math:`\max(0.5, 0.85^r)` of its weight after :math:`r` repeats (diminishing returns
+of massed practice); mastery moves by the expected BKT transition (Corbett & Anderson, 1995).
+
 **Forgetting** applies once, before the first post-test item, to what was learned in the session:
 :math:`L_k \leftarrow L_k^0 + (L_k - L_k^0)(1 - F)` when :math:`L_k > L_k^0` (prior knowledge is not lost in
 minutes; fresh learning is fragile).
