@@ -141,6 +141,12 @@ def test_number_words_join_only_when_adjacent(text: str, values: list) -> None:
     pytest.param("a half", [Fraction(1, 2)], id="a-half"),
     pytest.param("a third of it", [Fraction(1, 3)], id="a-third-of"),
     pytest.param("a third attempt", [], id="a-third-is-an-ordinal"),
+    pytest.param("is a third", [], id="a-third-at-the-end-is-an-ordinal"),
+    pytest.param("take a", [], id="a-at-the-end"),
+    pytest.param("a, half", [], id="a-not-adjacent"),
+    pytest.param("a fifths", [], id="a-with-a-plural"),
+    pytest.param("three, halves", [Fraction(3)], id="denominator-not-adjacent"),
+    pytest.param("it is three", [Fraction(3)], id="cardinal-at-the-end"),
     pytest.param("it is one thirds", [Fraction(1)], id="one-with-a-plural-denominator-is-no-fraction"),
     pytest.param("two third", [Fraction(2)], id="two-with-a-singular-denominator-is-no-fraction"),
 ])
