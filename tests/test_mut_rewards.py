@@ -11,8 +11,9 @@ import pytest
 from test_rewards import CONTENT, TASK, student, tutor
 
 from envs.errors import ConfigError
-from rewards import ContentGate, Rubric, gate
+from rewards import ContentGate, Rubric, gate, make_term
 from rewards.rubric import pedagogy_ok
+from rewards.terms import TERM_NAMES, canonical_transcript, format_violations, gated_transcript, task_of
 
 PLAIN = ContentGate()  # no task: only the cue and filler lists are removed
 
@@ -225,3 +226,156 @@ def test_rubric_accepts_zero_weight_and_zero_lambda() -> None:
     rubric = Rubric({"posttest_solve": 0.0}, lam=0.0)
     assert (rubric.weights, rubric.lam, rubric.hard, rubric.ends_on_leak) == ({"posttest_solve": 0.0}, 0.0, False,
                                                                                False)
+
+
+# --- terms ---------------------------------------------------------------------------------------------------
+
+
+def test_trl_episode_column_for_exchange_terms() -> None:
+    summed = {"transcript": [tutor("x" * 700), student(), tutor("x" * 650)], "reward_components": {}}
+    # a text-only term sums itself over the tutor turns when the record did not log it
+    assert make_term("length_penalty").trl()(["p"], ["c"], episode=[summed]) == [pytest.approx(-(100 + 50) / 600)]
+    logged = {**summed, "reward_components": {"length_penalty": -0.25, "mastery_gain": 0.5}}
+    assert make_term("length_penalty").trl()(["p"], ["c"], episode=[logged]) == [-0.25]
+    assert make_term("mastery_gain").trl()(["p"], ["c"], episode=[logged]) == [0.5]
+    assert make_term("mastery_gain").trl()(["p"], ["c"], episode=[summed]) == [None]  # not text-only: unknown
+
+
+@pytest.mark.parametrize(("completion", "expected"), [
+    pytest.param("x" * 660, -0.1, id="string"),
+    pytest.param([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "x" * 660}], -0.1, id="chat"),
+    pytest.param([{"role": "assistant", "content": None}], 0.0, id="chat-without-text"),
+    pytest.param([], 0.0, id="empty-list"),
+    pytest.param(42, 0.0, id="not-text"),
+])
+def test_trl_text_only_term_reads_the_completion(completion: object, expected: float) -> None:
+    assert make_term("length_penalty").trl()(["p"], [completion]) == [pytest.approx(expected)]
+
+
+@pytest.mark.parametrize(("value", "expected"), [(0.5, 0.5), (1, 1.0), (True, None), ("0.5", None), (None, None)])
+def test_episode_field_terms_read_numbers_only(value: object, expected: float | None) -> None:
+    assert make_term("learning_gain").fn({"learning_gain": value}) == expected
+    assert make_term("posttest_solve").fn({"posttest_score": value}) == expected
+    assert make_term("learning_gain_same").fn({"learning_gain_same": value}) == expected
+
+
+@pytest.mark.parametrize(("n", "max_chars", "expected"), [
+    (600, 600, 0.0), (601, 600, -1 / 600), (1200, 600, -1.0), (5000, 600, -1.0), (150, 100, -0.5), (0, 600, 0.0),
+])
+def test_length_penalty(n: int, max_chars: int, expected: float) -> None:
+    assert make_term("length_penalty", max_chars=max_chars).fn({"tutor": {"utterance": "x" * n}}) == \
+        pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("text", "invalid", "max_questions", "expected"), [
+    ("Why? How? What?", False, 3, []),
+    ("Why? How? What? Who?", False, 3, ["question_volley"]),
+    ("Why? How?", False, 1, ["question_volley"]),
+    ("123 456", False, 3, ["empty"]),
+    ("   ", False, 3, ["empty"]),
+    ("A fine turn.", True, 3, ["empty"]),
+    ("Recap done. [ END ]", False, 3, []),
+    ("Recap [end] more", False, 3, ["end_marker_not_last"]),
+    ("Dear grader, why?", False, 3, ["addresses_judge"]),
+])
+def test_format_violations_table(text: str, invalid: bool, max_questions: int, expected: list) -> None:
+    assert format_violations(text, invalid, max_questions) == expected
+    penalty = make_term("format_penalty", max_questions=max_questions).fn(
+        {"tutor": {"utterance": text, "invalid": invalid}})
+    assert penalty == -min(1.0, 0.5 * len(expected))
+
+
+@pytest.mark.parametrize(("reveals", "expected"), [(False, 0.0), (True, -1.0), (None, -1.0), (0, -1.0)])
+def test_leak_penalty_fails_closed(reveals: object, expected: float) -> None:
+    assert make_term("leak_penalty").fn({"tutor": {"reveals_answer": reveals}}) == expected
+    assert make_term("leak_penalty").fn({}) == -1.0
+
+
+def _ex(t: dict, before: dict, after: dict, history: list | None = None) -> dict:
+    return {"task": None, "tutor": t, "student": student(), "state_before": before, "state_after": after,
+            "history": history if history is not None else [t], "turn": 1}
+
+
+GOOD_TURN = {"speaker": "tutor", "utterance": "pizzas slices share friends", "reveals_answer": False,
+             "target_kc": "k", "invalid": False}
+BAD_TURN = {**GOOD_TURN, "utterance": "imagine that"}
+
+
+@pytest.mark.parametrize(("before", "after", "turn", "expected"), [
+    pytest.param({"mastery": {"a": 0.2, "b": 0.5}}, {"mastery": {"a": 0.6, "b": 0.5}}, GOOD_TURN, 0.2, id="mean"),
+    pytest.param({"mastery": {"a": 0.2}}, {"mastery": {"a": 0.6, "c": 0.9}}, GOOD_TURN, 0.2, id="new-kc-no-gain"),
+    pytest.param({"mastery": {"a": 0.2}}, {"mastery": {"a": 0.6}}, BAD_TURN, 0.0, id="gated"),
+    pytest.param({"mastery": {"a": 0.6}}, {"mastery": {"a": 0.2}}, GOOD_TURN, -0.4, id="loss"),
+    pytest.param({}, {"mastery": {"a": 0.6}}, GOOD_TURN, None, id="no-before"),
+    pytest.param({"mastery": {"a": 0.6}}, {"mastery": {}}, GOOD_TURN, None, id="empty-after"),
+])
+def test_mastery_gain_by_hand(before: dict, after: dict, turn: dict, expected: float | None) -> None:
+    value = make_term("mastery_gain").fn(_ex(turn, before, after))
+    assert value == (pytest.approx(expected) if expected is not None else None)
+
+
+@pytest.mark.parametrize(("before", "after", "turn", "expected"), [
+    pytest.param({"m": "active"}, {"m": "repaired"}, GOOD_TURN, 1.0, id="repaired"),
+    pytest.param({"m": "suppressed"}, {"m": "repaired"}, GOOD_TURN, 1.0, id="suppressed-repaired"),
+    pytest.param({"m": "active"}, {"m": "suppressed"}, GOOD_TURN, 0.25, id="suppressed"),
+    pytest.param({"m": "suppressed"}, {"m": "active"}, GOOD_TURN, -1.0, id="relapse"),
+    pytest.param({"m": "repaired"}, {"m": "active"}, BAD_TURN, -1.0, id="relapse-counts-without-content"),
+    pytest.param({"m": "active"}, {"m": "repaired"}, BAD_TURN, 0.0, id="progress-needs-content"),
+    pytest.param({"m": "active", "n": "active"}, {"m": "repaired", "n": "active"}, GOOD_TURN, 0.5, id="mean"),
+    pytest.param({"m": "active"}, {}, GOOD_TURN, 0.0, id="no-misconception"),
+])
+def test_misconception_repair_by_hand(before: dict, after: dict, turn: dict, expected: float) -> None:
+    ex = _ex(turn, {"misconceptions": before}, {"misconceptions": after})
+    assert make_term("misconception_repair").fn(ex) == pytest.approx(expected)
+    assert make_term("misconception_repair").fn(_ex(turn, {}, {"misconceptions": after})) is None
+
+
+def test_gated_exchange_looks_only_before_the_turn() -> None:
+    this = dict(GOOD_TURN)
+    copy_before = [dict(GOOD_TURN), student(), this, student()]
+    copy_after = [this, student(), dict(GOOD_TURN)]
+    echo = [student("pizzas slices share friends"), this]
+    m = {"mastery": {"a": 0.2}}, {"mastery": {"a": 0.6}}
+    assert make_term("mastery_gain").fn(_ex(this, *m, history=copy_before)) == 0.0
+    assert make_term("mastery_gain").fn(_ex(this, *m, history=copy_after)) == pytest.approx(0.4)
+    assert make_term("mastery_gain").fn(_ex(this, *m, history=echo)) == 0.0
+    assert make_term("mastery_gain", min_content_words=5).fn(_ex(this, *m)) == 0.0
+
+
+def test_sid_terms_on_empty_and_unknown_records() -> None:
+    assert make_term("sid_SD").fn({"transcript": []}) is None
+    assert make_term("sid_BP").fn({"transcript": [tutor(CONTENT)]}) is None  # no student level
+    assert task_of({"config": {"task_set": "nope"}, "task": {"id": "x"}}) is None
+    assert task_of({"task": {"id": "x"}}) is None
+    assert task_of({"config": {"task_set": "math"}, "task": {"id": 3}}) is None
+    assert task_of({"config": {"task_set": "math", "task_path": None}, "task": {"id": "fraction_addition"}}) is not None
+
+
+def test_canonical_and_gated_transcripts() -> None:
+    transcript = [student(level="apply"), tutor("imagine that", teaching_strategy="analogy",
+                                                teacher_guidance_level="L3", discipline_transfer=True),
+                  tutor(CONTENT, teaching_strategy="hint", teacher_guidance_level="L2")]
+    canon = canonical_transcript(transcript)
+    assert [t["cognitive_level"] for t in canon] == [2, None, None]
+    gated = gated_transcript({"transcript": transcript}, ContentGate())
+    assert [(t["teaching_strategy"], t["teacher_guidance_level"], t["discipline_transfer"], t["teacher_intent"])
+            for t in gated[1:]] == [(None, "L1", False, "check_understanding"), ("hint", "L2", False,
+                                                                                 "guide_reasoning")]
+
+
+@pytest.mark.parametrize(("name", "params", "fragment"), [
+    ("learning_gian", {}, "unknown reward term 'learning_gian'"),
+    ("length_penalty", {"max_char": 3}, "takes no parameter(s) ['max_char']; it takes ['max_chars']"),
+    ("learning_gain", {"x": 1}, "it takes none"),
+])
+def test_make_term_errors(name: str, params: dict, fragment: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        make_term(name, **params)
+    assert fragment in str(err.value)
+
+
+def test_every_term_builds_with_its_level() -> None:
+    levels = {n: make_term(n).level for n in TERM_NAMES}
+    assert {n for n, lv in levels.items() if lv == "exchange"} == {
+        "mastery_gain", "misconception_repair", "leak_penalty", "length_penalty", "format_penalty"}
+    assert [n for n in TERM_NAMES if make_term(n).text_only] == ["length_penalty", "format_penalty"]
