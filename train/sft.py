@@ -41,8 +41,8 @@ from envs.errors import ConfigError
 from train.common import (
     PAD_FIELD_DOC,
     LoraSettings,
-    chat_renderer,
     RecipeConfig,
+    chat_renderer,
     evaluate_tutor,
     finish_wandb,
     load_chat_model,
