@@ -11,7 +11,7 @@ import pytest
 from test_rewards import CONTENT, TASK, student, tutor
 
 from envs.errors import ConfigError
-from rewards import ContentGate, Rubric, gate, make_term
+from rewards import ContentGate, Rubric, gate, load_rubric, make_term
 from rewards.rubric import pedagogy_ok
 from rewards.terms import TERM_NAMES, canonical_transcript, format_violations, gated_transcript, task_of
 
@@ -379,3 +379,76 @@ def test_every_term_builds_with_its_level() -> None:
     assert {n for n, lv in levels.items() if lv == "exchange"} == {
         "mastery_gain", "misconception_repair", "leak_penalty", "length_penalty", "format_penalty"}
     assert [n for n in TERM_NAMES if make_term(n).text_only] == ["length_penalty", "format_penalty"]
+
+
+# --- rubric plumbing -------------------------------------------------------------------------------------------
+
+
+def test_rubric_skips_terms_that_cannot_score() -> None:
+    rubric = Rubric({"mastery_gain": 1.0, "leak_penalty": 1.0, "learning_gain": 1.0, "posttest_solve": 1.0})
+    ex = {"tutor": tutor(CONTENT), "student": student(), "state_before": {}, "state_after": {}, "history": []}
+    assert rubric.exchange(ex) == {"leak_penalty": 0.0}
+    assert rubric.episode({"learning_gain": None, "posttest_score": 0.5}) == {"posttest_solve": 0.5}
+
+
+def test_weigh_counts_reserved_components_at_weight_one() -> None:
+    rubric = Rubric({"posttest_solve": 2.0, "leak_penalty": 0.5})
+    comps = {"posttest_solve": 0.5, "leak_penalty": -1.0, "pedagogy": -0.25, "forfeit": -0.1, "unknown": 9.0}
+    assert rubric.weigh(comps) == pytest.approx(1.0 - 0.5 - 0.25 - 0.1)
+    assert rubric.total({"reward_components": comps}) == pytest.approx(0.15)
+    assert rubric.total({}) == 0.0
+
+
+def test_trl_reward_funcs_without_an_episode_column() -> None:
+    funcs, weights = Rubric({"posttest_solve": 0.5}, lam=0.25, hard=True).reward_funcs()
+    assert weights == [0.5, 1.0, 1.0]
+    assert [f(["p", "p"], ["a", "b"]) for f in funcs] == [[None, None]] * 3
+
+
+def test_pedagogy_from_records_in_both_modes() -> None:
+    clean = {"ended_by": "max_turns", "transcript": [tutor(CONTENT)]}
+    leak = {"ended_by": "leak", "transcript": [tutor(CONTENT, leak=True)]}
+    soft, hard = Rubric({"posttest_solve": 1.0}, lam=0.5), Rubric({"posttest_solve": 1.0}, lam=0.5, hard=True)
+    ped = {name: f for f, name in ((f, f.__name__) for f in hard.reward_funcs()[0])}
+    soft_ped = soft.reward_funcs()[0][-1]
+    assert [soft_ped(["p"], ["c"], episode=[r])[0] for r in (clean, leak)] == [0.0, -0.5]
+    assert [ped["pedagogy"](["p"], ["c"], episode=[r])[0] for r in (clean, leak)] == [0.0, -0.5]
+    # hard mode reads the ending, not the verdicts: a missing verdict in a clean ending is not a forfeit
+    unsure = {"ended_by": "max_turns", "transcript": [tutor(CONTENT, leak=None)]}
+    assert ped["pedagogy"](["p"], ["c"], episode=[unsure])[0] == 0.0
+    assert soft_ped(["p"], ["c"], episode=[unsure])[0] == -0.5
+
+
+def test_load_rubric_by_path_and_folder(tmp_path: Path) -> None:
+    (tmp_path / "mine.yaml").write_text("name: mine\nlam: 0.25\nhard: true\nterms: {learning_gain: 2}\n")
+    for rubric in (load_rubric(str(tmp_path / "mine.yaml")), load_rubric("mine", directory=tmp_path)):
+        assert (rubric.name, rubric.lam, rubric.hard, rubric.weights) == ("mine", 0.25, True, {"learning_gain": 2.0})
+    with pytest.raises(ConfigError, match="no such reward config"):
+        load_rubric(str(tmp_path / "none.yaml"))
+    with pytest.raises(ConfigError) as err:
+        load_rubric("zzzz", directory=tmp_path)
+    assert "Did you mean" not in str(err.value) and "Known: ['mine']" in str(err.value)
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    pytest.param("name: x\nterms: {learning_gain: true}\n", "terms.learning_gain", id="boolean-weight"),
+    pytest.param("name: x\nterms: [learning_gain]\n", "'terms'", id="terms-not-a-mapping"),
+    pytest.param("name: X Y\nterms: {learning_gain: 1}\n", "'name'", id="bad-name"),
+    pytest.param("name: x\nterms: {zzzz: 1}\n", "Known terms", id="unknown-term-without-a-close-match"),
+])
+def test_rubric_yaml_errors(tmp_path: Path, text: str, fragment: str) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        Rubric.from_yaml(path)
+    assert fragment in str(err.value)
+    if "zzzz" in text:
+        assert "Did you mean" not in str(err.value)
+
+
+def test_rubric_params_reach_the_terms(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text("name: p\nterms: {length_penalty: {weight: 0.5, max_chars: 10}}\n")
+    rubric = Rubric.from_yaml(path)
+    assert rubric.weights == {"length_penalty": 0.5}
+    assert rubric.exchange({"tutor": {"utterance": "x" * 15}}) == {"length_penalty": -0.5}
