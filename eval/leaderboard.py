@@ -91,8 +91,11 @@ def build(records: Sequence[dict], kind: Any | None = None, judged: bool = False
         "failures": failure_summary(records),
         "not_computed": not_computed(groups),
         "health": tutor_health(records, ranking),
-        "paired": paired_comparisons(records, ranking, list(dict.fromkeys(
-            [m for m in ("learning_gain", rank_metric) if m in specs or m == rank_metric]))),
+        "paired": (paired_comparisons(records, ranking, list(dict.fromkeys(
+            [m for m in ("learning_gain", rank_metric) if m in specs or m == rank_metric])))
+            if kind.name == "episodes" else
+            {"metrics": {}, "not_computed": f"paired comparisons need per-unit values of the metrics; the "
+                                            f"{kind.name} kind does not give them yet"}),
     }
     spread = replicate_spread(records, ranking, list(board["paired"]["metrics"]))
     if spread:
@@ -299,6 +302,8 @@ def write_report(board: dict, out_dir: Path, title: str, run_info: dict, meta: d
     if warnings:
         lines += [""] + [f"- **{w}**" for w in warnings]
     paired = (board.get("paired") or {}).get("metrics") or {}
+    if len(board["ranking"]) > 1 and (board.get("paired") or {}).get("not_computed"):
+        lines += ["", "## Paired comparisons", "", f"Not computed: {board['paired']['not_computed']}."]
     if len(board["ranking"]) > 1 and paired:
         scales = paired_scales(board)
         lines += ["", "## Paired comparisons", "", PAIRED_NOTE]

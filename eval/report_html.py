@@ -460,8 +460,10 @@ def _paired_section(board: Mapping) -> str:
     from eval.report_paired import PAIRED_HEADER, PAIRED_NOTE, display_rows, metric_title
 
     paired = (board.get("paired") or {}).get("metrics") or {}
-    if len(board["ranking"]) < 2 or not paired:
+    if len(board["ranking"]) < 2:
         return _note("One tutor: nothing to compare.")
+    if not paired:
+        return _note(f"Not computed: {(board.get('paired') or {}).get('not_computed') or 'no paired metric'}.")
     scales = paired_scales(dict(board))
     parts = [_note(PAIRED_NOTE)]
     for metric, pairs in paired.items():
