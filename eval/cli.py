@@ -105,7 +105,7 @@ def _tutor_kwargs(args: argparse.Namespace) -> dict:
 
 
 def _run(specs, tutors: list[str], out: Path, console: Console, tutor_kwargs: dict | None = None,
-         batch_size: int = 16) -> list[dict]:
+         batch_size: int = 16, make_student=None) -> list[dict]:
     """Every spec with every tutor; records appended to ``out/episodes.jsonl`` as they finish (the caller
     applies the output rule first: :func:`eval.runner.prepare_output`). A tutor with ``act_batch`` (model
     tutors) plays ``batch_size`` episodes in lockstep, one model call per turn."""
@@ -115,6 +115,7 @@ def _run(specs, tutors: list[str], out: Path, console: Console, tutor_kwargs: di
     from eval.rollout import JsonlWriter, run_specs
     from eval.runner import build_tutor
 
+    make_student = make_student or SimulatedStudent
     path = out / "episodes.jsonl"
     records: list[dict] = []
     tutors_built = {name: build_tutor(name, dict(tutor_kwargs or {})) for name in tutors}  # fail before playing
@@ -131,10 +132,10 @@ def _run(specs, tutors: list[str], out: Path, console: Console, tutor_kwargs: di
         for name in tutors:
             tutor = tutors_built[name]
             if hasattr(tutor, "act_batch"):
-                records += run_batched(specs, tutor, SimulatedStudent, batch_size=batch_size, on_record=on_record,
+                records += run_batched(specs, tutor, make_student, batch_size=batch_size, on_record=on_record,
                                        tutor_name=name)
             else:
-                records += run_specs(specs, [name], lambda _name, t=tutor: t, SimulatedStudent, on_record=on_record)
+                records += run_specs(specs, [name], lambda _name, t=tutor: t, make_student, on_record=on_record)
     return records
 
 
@@ -203,6 +204,12 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> int:
         require_extra(["wandb"], "wandb", "--wandb")
     judge_config = _judge_config(args)
     tutor_kwargs = _tutor_kwargs(args)
+    student, student_kwargs = _student(args)
+    if student is not None:
+        if suite.kind != "episodes":
+            raise ConfigError(f"--student applies to episodes suites; suite {suite.name!r} is of kind {suite.kind!r}")
+        suite = suite.model_copy(update={"items": {**suite.items, "student": student, "student_args": student_kwargs}})
+        suite.units("all")  # a bad --student is an error now (the suite's settings check it)
     try:
         result = run_suite(suite, out, tutors=args.tutor, split=args.split, limit=args.limit,
                            tutor_kwargs=tutor_kwargs, batch_size=args.batch_size, workers=args.workers,
@@ -253,6 +260,7 @@ def _rollout_identity(args: argparse.Namespace, protocol: dict, tutor_kwargs: di
     return scrub_secrets({"command": "rollout", "tutor": args.tutor, "persona": args.persona,
                           "task_set": args.task_set, "task_id": args.task_id, "protocol": protocol,
                           "seed": args.seed, "episodes": args.episodes,
+                          **({"student": args.student} if getattr(args, "student", None) else {}),
                           "tutor_kwargs": {k: v for k, v in sorted(tutor_kwargs.items())
                                            if k not in _NON_IDENTITY_KWARGS}})
 
@@ -284,6 +292,10 @@ def cmd_rollout(args: argparse.Namespace, console: Console) -> int:
     from eval.runner import build_tutor
 
     build_tutor(args.tutor, dict(tutor_kwargs))  # a class that needs arguments fails here, before the output
+    from agents.student.llm import make_student_factory
+
+    student, student_kwargs = _student(args)
+    make_student = make_student_factory(student or "simulated", **student_kwargs)  # loads its model before the run
     path = out / "episodes.jsonl"
     previous = prepare_output(out, path, _rollout_identity(args, protocol, tutor_kwargs), args.resume,
                               args.overwrite)
@@ -293,7 +305,7 @@ def cmd_rollout(args: argparse.Namespace, console: Console) -> int:
         console.print(f"Resuming: {len(previous)} of {len(specs)} episodes already done, {len(todo)} to run.",
                       markup=False)
     try:
-        new = _run(todo, [args.tutor], out, console, tutor_kwargs, args.batch_size)
+        new = _run(todo, [args.tutor], out, console, tutor_kwargs, args.batch_size, make_student)
     except KeyboardInterrupt:
         console.print(f"Interrupted: the finished episodes are kept in {path}; continue with --resume.",
                       style="yellow", markup=False)
@@ -493,6 +505,27 @@ def _model_args(p: argparse.ArgumentParser) -> None:
                         "backend option of a model tutor, e.g. adapter=./lora; values are read as YAML; built-in "
                         "tutors ignore the options they do not take")
     p.add_argument("--batch-size", type=int, default=16, help="episodes in lockstep for model tutors (act_batch)")
+    p.add_argument("--student", default=None, help="simulated (default), llm:<backend> (a chat model is the student "
+                   "and answers the tests itself, e.g. llm:hf:models/tiny) or hybrid:<backend> (the simulated "
+                   "student, its words reworded by the model); eval: episodes suites (overrides items.student)")
+    p.add_argument("--student-arg", action="append", metavar="KEY=VALUE",
+                   help="repeatable: a backend option of an LLM student (threads=1, max_new_tokens=120, ...)")
+    p.add_argument("--student-base-url", default=None, help="OpenAI-compatible endpoint for --student llm:openai:M")
+
+
+def _student(args: argparse.Namespace) -> tuple[str | None, dict]:
+    """``--student`` and its backend options (``--student-arg``, ``--student-base-url``); None: not given."""
+    kwargs: dict = {}
+    for item in getattr(args, "student_arg", None) or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--student-arg takes KEY=VALUE, got {item!r}")
+        kwargs[key] = yaml.safe_load(value)
+    if getattr(args, "student_base_url", None):
+        kwargs["base_url"] = args.student_base_url
+    if kwargs and not getattr(args, "student", None):
+        raise ConfigError("--student-arg / --student-base-url need --student llm:<backend> or hybrid:<backend>")
+    return getattr(args, "student", None), kwargs
 
 
 def _judge_args(p: argparse.ArgumentParser) -> None:

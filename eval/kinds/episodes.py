@@ -18,6 +18,8 @@ Settings (the suite's ``items``; all optional)::
       columns:                        # the printed leaderboard's columns (default: COLUMNS below)
         - {metric: ALG, header: "ALG", scale: 1.0}
       legend: "ALG: ..."              # the line printed under the leaderboard
+      student: llm:hf:models/student  # who plays the student: simulated (default), llm:<backend>, hybrid:<backend>
+      student_args: {threads: 1}      # that student's backend options (`tutorzoo eval --student` overrides both)
 
 Example::
 
@@ -37,7 +39,7 @@ from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from envs.config import EpisodeSpec
 from envs.errors import ConfigError
@@ -81,6 +83,17 @@ class EpisodeSettings(BaseModel):
     rank_metric: str = Field(default="learning_gain", description="The leaderboard's order.")
     columns: list[Column] | None = Field(default=None, description="Printed leaderboard columns.")
     legend: str | None = Field(default=None, description="Line printed under the leaderboard.")
+    student: str = Field(default="simulated", description="The student: 'simulated', 'llm:<backend>' (the model is "
+                         "the student and answers the tests itself) or 'hybrid:<backend>' (agents/student/llm.py).")
+    student_args: dict[str, Any] = Field(default_factory=dict, description="The LLM student's backend options.")
+
+    @field_validator("student")
+    @classmethod
+    def _check_student(cls, value: str) -> str:
+        kind, _, target = value.partition(":")
+        if kind not in ("simulated", "llm", "hybrid") or (kind == "simulated") == bool(target):
+            raise ValueError(f"student must be 'simulated', 'llm:<backend>' or 'hybrid:<backend>', got {value!r}")
+        return value
 
 
 def _sid_module() -> ModuleType:
@@ -137,19 +150,27 @@ class EpisodesKind:
     # ------------------------------------------------------------------ running
     def run(self, units: Sequence[EpisodeSpec], tutor: Any, tutor_name: str, judge: Any | None,
             batch_size: int) -> Iterator[dict]:
-        from agents.student import SimulatedStudent
         from eval.batch import run_batched
         from eval.rollout import run_episode
 
+        make_student = self.student_factory()
         specs = list(units)
         if callable(getattr(tutor, "act_batch", None)):
-            records = run_batched(specs, tutor, SimulatedStudent, batch_size=batch_size, tutor_name=tutor_name)
+            records = run_batched(specs, tutor, make_student, batch_size=batch_size, tutor_name=tutor_name)
             for spec, record in zip(specs, records, strict=True):
                 yield self._finish(spec, record, judge)
             return
         for spec in specs:
-            record = run_episode(spec, tutor, SimulatedStudent(spec.persona), tutor_name=tutor_name)
+            record = run_episode(spec, tutor, make_student(spec.persona), tutor_name=tutor_name)
             yield self._finish(spec, record, judge)
+
+    def student_factory(self) -> Any:
+        """``make_student(persona)`` of the ``student`` setting (an LLM student's backend is loaded once)."""
+        if getattr(self, "_make_student", None) is None:
+            from agents.student.llm import make_student_factory
+
+            self._make_student = make_student_factory(self.settings.student, **self.settings.student_args)
+        return self._make_student
 
     def _finish(self, spec: EpisodeSpec, record: dict, judge: Any | None) -> dict:
         record["key"] = spec.key()
