@@ -165,3 +165,23 @@ def test_cardinal_grammar(text: str, values: list) -> None:
 ])
 def test_number_word_spans(text: str, spans: list) -> None:
     assert [(m.text, m.start, m.end) for m in number_mentions(text)] == spans
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    pytest.param("half of the cake", [("half", Fraction(1, 2), False, None)], id="half-of"),
+    pytest.param("half the cake", [], id="half-alone-is-no-number"),
+    pytest.param("and half", [], id="half-at-the-end"),
+    pytest.param("two and", [("two", Fraction(2), False, None)], id="and-at-the-end"),
+    pytest.param("one and a half", [("one and a half", Fraction(3, 2), False, None)], id="mixed"),
+    pytest.param("two and apples", [("two", Fraction(2), False, None)], id="and-without-a-fraction"),
+    pytest.param("twelve percent", [("twelve percent", Fraction(3, 25), True, None)], id="percent-word"),
+    pytest.param("twelve per cent", [("twelve per cent", Fraction(3, 25), True, None)], id="per-cent-words"),
+    pytest.param("twelve per day", [("twelve", Fraction(12), False, None)], id="per-without-cent"),
+    pytest.param("three point one four", [("three point one four", Fraction(157, 50), False, 2)], id="point"),
+    pytest.param("three point", [("three", Fraction(3), False, None)], id="point-without-digits"),
+    pytest.param("three point, one", [("three", Fraction(3), False, None)], id="point-digits-not-adjacent"),
+    pytest.param("negative, two", [("two", Fraction(2), False, None)], id="negative-not-adjacent"),
+    pytest.param("twelve", [("twelve", Fraction(12), False, None)], id="a-word-is-no-percent"),
+])
+def test_word_mentions(text: str, found: list) -> None:
+    assert [(m.text, m.value, m.percent, m.places) for m in number_mentions(text)] == found
