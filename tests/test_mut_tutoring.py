@@ -168,3 +168,83 @@ def test_truncation_after_max_cycles_rounds(max_cycles: int) -> None:
     assert record["n_tutor_turns"] == dialogue_rounds
     assert [t["speaker"] for t in record["transcript"]] == ["student", "tutor"] * dialogue_rounds
     assert model.exchanges == list(range(1, dialogue_rounds))  # the last tutor turn has no reply yet
+
+
+class Doubling(Recording):
+    """Weighs every component twice: the env must credit ``weigh(components)``, and log the raw components."""
+
+    def weigh(self, components: dict[str, float]) -> float:
+        return 2.0 * float(sum(components.values()))
+
+
+def test_credit_uses_the_weighted_sum_and_logs_raw_components() -> None:
+    env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=2, reward=Doubling())
+    out = play(env)
+    assert out["record"]["reward_components"] == {"per_exchange": 2.0, "end": 10.0}
+    assert out["record"]["reward"] == 24.0 == out["reward"]["tutor"]
+
+
+class Leaky(Recording):
+    ends_on_leak = True
+
+    def leak_penalty(self, tutor_turn: dict) -> dict[str, float]:
+        return {"leak": -5.0}
+
+
+def test_hard_mode_leak_ends_the_dialogue_with_the_penalty() -> None:
+    model = Leaky()
+    env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=5, reward=model)
+    env.reset(seed=0)
+    answer = env.task.answer
+    out = play(env, tutor=f"The answer is {answer}.")
+    record = out["record"]
+    assert (record["ended_by"], record["n_tutor_turns"]) == ("leak", 1)
+    assert record["transcript"][-1]["speaker"] == "tutor" and record["transcript"][-1]["reveals_answer"] is True
+    assert model.exchanges == []  # the leaking turn gets no reply, so no exchange
+    assert record["reward_components"] == {"leak": -5.0, "end": 10.0}
+    assert record["posttest"]
+
+
+def test_a_leak_without_hard_mode_goes_on() -> None:
+    model = Recording()
+    env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=2, reward=model)
+    env.reset(seed=0)
+    record = play(env, tutor=f"The answer is {env.task.answer}.")["record"]
+    assert (record["ended_by"], record["n_tutor_turns"]) == ("max_turns", 2)
+
+
+def test_tutor_actions_while_observing_are_not_turns() -> None:
+    env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=1)
+    record = play(env, tutor="")["record"]  # an empty (invalid) tutor turn: counted once, in the dialogue
+    assert record["n_tutor_turns"] == 1 and tutor_turns(record) == 1
+    assert record["invalid_turns"] == {"tutor": 1, "student": 0}
+    assert len(record["pretest"]) == 3 and all(r["correct"] for r in record["pretest"])
+
+
+def test_dead_steps_after_the_end_change_nothing() -> None:
+    env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=1)
+    play(env)
+    before = env.episode_record()
+    assert env.agents == []
+    assert env.episode_record() == before
+
+
+def test_dialogue_exchanges_are_credited_after_the_reply() -> None:
+    model = Recording()
+    env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=2, opener="tutor", reward=model)
+    env.reset(seed=0)
+    seen = []
+    for agent in env.agent_iter(max_iter=500):
+        _obs, reward, term, trunc, info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        if agent == "tutor":
+            seen.append((info["phase"], reward, dict(info["reward_components"])))
+            env.step(QUESTION)
+        else:
+            env.step(right(info["item"]) if "item" in info else "I am not sure yet.")
+    dialogue = [s for s in seen if s[0] == "dialogue"]
+    # the tutor opens (nothing to credit yet), then each of its later turns sees the exchange before it
+    assert [(r, c) for _, r, c in dialogue] == [(0.0, {}), (1.0, {"per_exchange": 1.0})]
+    assert model.exchanges == [1, 2]
