@@ -417,6 +417,7 @@ def run(targets: list[Target], jobs: int) -> list[ModuleReport]:
                     work.append((report, site, source, 3 * seconds + 10, select))
             print(f"{len(work)} mutants", flush=True)
             done = [0]
+            start = time.monotonic()
 
             def one(item: tuple[ModuleReport, Site, str, float, list[str] | None]) -> Result:
                 report, site, source, timeout, select = item
@@ -434,6 +435,8 @@ def run(targets: list[Target], jobs: int) -> list[ModuleReport]:
                     done[0] += 1
                     if status == "survived":  # as they come, so a long run can be read while it goes on
                         print(f"[{done[0]}/{len(work)}] survived {_describe(report.target.path, site)}", flush=True)
+                    elif done[0] % 50 == 0:
+                        print(f"[{done[0]}/{len(work)}] {time.monotonic() - start:.0f} s", flush=True)
                 return Result(site, status, seconds)
 
             with ThreadPoolExecutor(max_workers=jobs) as ex:
