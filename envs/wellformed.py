@@ -133,8 +133,8 @@ COMMON_WORDS: frozenset[str] = frozenset(
 )
 
 _PROJECT_TEXT_GLOBS = (
-    "configs/lessons/*.yaml",
-    "configs/personas/*.yaml",
+    "envs/configs/lessons/*.yaml",  # package data: a link to configs/ in a checkout (envs/resources.py)
+    "envs/configs/personas/*.yaml",
     "envs/tasks/math/*.yaml",
     "envs/tasks/data/*.yaml",
     "envs/tasks/data/*.json",

@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from envs.config import EpisodeSpec, make_config, read_yaml_mapping
 from envs.errors import ConfigError
+from envs.resources import config_dir
 from envs.tasks import get_task_set
 from eval.kinds import check_kind_name, kind_for
 
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 
 Split = Literal["all", "train", "held_out"]
 
-SUITE_DIR = Path(__file__).resolve().parents[1] / "configs" / "suites"
+SUITE_DIR = config_dir("suites")
 
 
 class PersonaSelection(BaseModel):

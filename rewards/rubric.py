@@ -39,9 +39,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from envs.config import read_yaml_mapping
 from envs.errors import ConfigError
+from envs.resources import config_dir
 from rewards.terms import TERM_NAMES, TERM_PARAMS, Term, make_term
 
-REWARD_CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs" / "rewards"
+REWARD_CONFIG_DIR = config_dir("rewards")
 RESERVED = ("pedagogy", "forfeit")
 
 

@@ -24,9 +24,10 @@ import yaml
 from pydantic import ValidationError
 
 from envs.errors import ConfigError, DatasetError
+from envs.resources import config_dir
 from envs.tasks.base import Task
 
-DEFAULT_LESSONS_DIR = Path(__file__).resolve().parents[2] / "configs" / "lessons"
+DEFAULT_LESSONS_DIR = config_dir("lessons")
 TASK_SET_NAME = "stem"
 
 # The C loader is ~10x faster; the pure-Python one gives the same data.

@@ -1,0 +1,155 @@
+"""The wheel is the product: built from the repository, installed into a fresh venv and run from another folder,
+it loads every shipped config (lessons, personas, rewards, suites, train recipes) and plays the same episode,
+to the byte, as the checkout.
+
+The fresh venv has no pip and no dependencies of its own; a ``.pth`` file lends it this interpreter's
+site-packages for numpy, pydantic and the rest (no download), while TutorZoo itself comes only from the wheel:
+the first check asserts that ``envs`` is imported from the fresh venv, not from the checkout.
+About 15 s (build 5 s, install 5 s).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+import yaml
+
+from agents.student import SimulatedStudent
+from agents.tutor import make_tutor
+from envs.config import EpisodeSpec
+from eval.rollout import run_episode
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = ROOT / "configs"
+NOT_SOURCE = (".git", ".venv", "build", "dist", "runs", "wandb", "models", "*.egg-info", "__pycache__",
+              ".pytest_cache", ".ruff_cache")
+PERSONA = "weak_knowledge_partly_wrong"
+
+ROLLOUT = """
+import json, sys
+from agents.student import SimulatedStudent
+from agents.student.personas import get_persona
+from agents.tutor import make_tutor
+from envs.config import EpisodeSpec
+from envs.resources import config_dir
+from eval.rollout import run_episode
+spec = EpisodeSpec(task_set=sys.argv[1], persona=sys.argv[2], seed=int(sys.argv[3]))
+student = SimulatedStudent(get_persona(spec.persona, config_dir("personas")))
+print(json.dumps(run_episode(spec, make_tutor("socratic"), student, "socratic"), sort_keys=True))
+"""
+
+COUNTS = """
+import json
+import envs
+from agents.student.personas import load_personas
+from envs.resources import config_dir
+from envs.tasks.stem import StemTaskSet
+from eval.suite import load_suite
+from rewards.rubric import load_rubric
+suites = sorted(p.stem for p in config_dir("suites").glob("*.yaml"))
+print(json.dumps({
+    "envs": envs.__file__,
+    "lessons": len(StemTaskSet().task_ids()),
+    "personas": len(load_personas(config_dir("personas"))),
+    "suites": [load_suite(name).name for name in suites],
+    "rewards": sorted(p.stem for p in config_dir("rewards").glob("*.yaml") if load_rubric(p.stem)),
+}))
+"""
+
+
+def _personas_in_checkout() -> int:
+    from agents.student.personas import load_personas
+
+    return len(load_personas(CONFIGS / "personas"))
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Build the wheel from a copy of the source tree, install it into a fresh venv; the venv's python, its
+    ``tutorzoo`` script, a working folder outside both, and an environment without PYTHONPATH."""
+    work = tmp_path_factory.mktemp("wheel")
+    src, dist, venv, elsewhere = work / "src", work / "dist", work / "venv", work / "elsewhere"
+    # A copy, so that the build's build/ and *.egg-info never land in the checkout; links stay links.
+    shutil.copytree(ROOT, src, symlinks=True, ignore=shutil.ignore_patterns(*NOT_SOURCE))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
+                    "--disable-pip-version-check", "-w", str(dist), str(src)], check=True)
+    wheels = sorted(dist.glob("tutorzoo-*.whl"))
+    assert len(wheels) == 1, f"expected one tutorzoo wheel in {dist}, found {wheels}"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
+                    "--quiet", "--disable-pip-version-check", str(wheels[0])], check=True)
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    # The dependencies, lent by this interpreter (its .pth files, e.g. an editable install's finder, do not run).
+    (Path(site) / "_tutorzoo_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"COLUMNS": "200"}
+    return {"python": str(python), "tutorzoo": str(venv / "bin" / "tutorzoo"), "cwd": elsewhere, "env": env,
+            "wheel": wheels[0], "venv": venv}
+
+
+def _run(installed: dict, *argv: str) -> str:
+    done = subprocess.run(list(argv), cwd=installed["cwd"], env=installed["env"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, f"{argv[0]} {argv[1:3]} exited {done.returncode}:\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+def test_wheel_ships_every_config_file(installed: dict) -> None:
+    import zipfile
+
+    names = set(zipfile.ZipFile(installed["wheel"]).namelist())
+    expected = {f"envs/configs/{p.relative_to(CONFIGS).as_posix()}" for p in CONFIGS.rglob("*.yaml")}
+    assert len(expected) >= 60
+    assert expected - names == set()
+    assert "train/templates/smollm2.jinja" in names
+
+
+def test_installed_package_loads_every_config(installed: dict) -> None:
+    counts = json.loads(_run(installed, installed["python"], "-c", COUNTS))
+    assert Path(counts["envs"]).is_relative_to(installed["venv"]), f"envs came from {counts['envs']}, not the wheel"
+    assert counts["lessons"] == len(list((CONFIGS / "lessons").glob("*.yaml"))) == 48
+    assert counts["personas"] == _personas_in_checkout() > 0
+    assert counts["suites"] == [yaml.safe_load(p.read_text(encoding="utf-8"))["name"]
+                                for p in sorted((CONFIGS / "suites").glob("*.yaml"))]
+    assert counts["rewards"] == sorted(p.stem for p in (CONFIGS / "rewards").glob("*.yaml"))
+
+
+def test_installed_cli_lists_suites(installed: dict) -> None:
+    out = _run(installed, installed["tutorzoo"], "list", "suites")
+    names = [yaml.safe_load(p.read_text(encoding="utf-8"))["name"] for p in sorted((CONFIGS / "suites").glob("*.yaml"))]
+    assert re.findall(r"^(\S+) +v\d", out, flags=re.MULTILINE) == names
+
+
+@pytest.mark.parametrize(("task_set", "seed"), [("math", 1), ("stem", 3)], ids=["math", "stem"])
+def test_installed_episode_is_the_checkouts(installed: dict, task_set: str, seed: int) -> None:
+    out = _run(installed, installed["python"], "-c", ROLLOUT, task_set, PERSONA, str(seed))
+    spec = EpisodeSpec(task_set=task_set, persona=PERSONA, seed=seed)
+    here = run_episode(spec, make_tutor("socratic"), SimulatedStudent(spec.persona), "socratic")
+    assert len(here["transcript"]) > 4
+    assert out.strip() == json.dumps(here, sort_keys=True)
+
+
+@pytest.mark.xfail(strict=True, reason="agents/student/personas.py finds PERSONA_DIR through "
+                   "Path(__file__).parents[2]; needs `PERSONA_DIR = config_dir('personas')` (envs.resources), "
+                   "a file owned by another issue")
+def test_installed_cli_lists_every_persona(installed: dict) -> None:
+    out = _run(installed, installed["tutorzoo"], "list", "personas")
+    assert len([line for line in out.splitlines() if line.strip()]) == _personas_in_checkout()
+
+
+@pytest.mark.xfail(strict=True, reason="train/common.py finds CONFIG_DIR through Path(__file__).parents[1]; "
+                   "needs `CONFIG_DIR = config_dir('train')` (envs.resources), a file owned by another issue")
+def test_installed_train_recipes_are_found(installed: dict) -> None:
+    out = _run(installed, installed["python"], "-c",
+               "from train.common import CONFIG_DIR; print(len(list(CONFIG_DIR.glob('*.yaml'))))")
+    assert int(out) == len(list((CONFIGS / "train").glob("*.yaml")))
