@@ -200,3 +200,17 @@ def test_suite_bootstrap_block_states_the_method():
     out = suite_metrics(_three_subject_records(), n_resamples=50, confidence=0.9, seed=3)
     assert out["bootstrap"] == {"method": "percentile", "n_resamples": 50, "confidence": 0.9, "seed": 3,
                                 "unit": "episode"}
+
+
+def test_ratio_rows_with_a_denominator_of_one():
+    got = ratio_rows(np.array([3, 0]), np.array([1, 0]), np.array([[0], [1], [0]]))
+    assert got[0] == 3.0 and np.isnan(got[1]) and got[2] == 3.0
+
+
+def test_pair_counts_default_to_zero():
+    empty = PairCounts()
+    assert (empty.n, empty.pre, empty.post, empty.n_pos, empty.n_neg) == (0, 0, 0, 0, 0)
+    assert (empty.acc_pre, empty.acc_post, empty.alg, empty.pnir) == (None, None, None, None)
+    only_n = PairCounts(n=4)
+    assert (only_n.acc_pre, only_n.acc_post, only_n.alg, only_n.pnir) == (0.0, 0.0, 0.0, None)
+    assert PairCounts(n=4, pre=1, post=3, n_pos=2, n_neg=0).alg == 50.0
