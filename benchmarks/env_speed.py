@@ -20,7 +20,7 @@ from pettingzoo.classic import tictactoe_v3
 from agents.student import SimulatedStudent
 from agents.tutor import make_tutor
 from envs import tutoring_v0
-from eval.rollout import derive_seed
+from envs.seeding import derive_seed
 
 PERSONAS = ("all_round_partly_wrong", "weak_knowledge_asks_for_hint", "low_motivation_correct_and_extends")
 

@@ -31,13 +31,10 @@ import gymnasium as gym
 import numpy as np
 
 from envs.errors import ConfigError
+from envs.seeding import derive_seed
 from envs.tutoring import TutoringEnv
 
 RESET_OPTIONS = ("task_id", "persona")
-
-
-def _derive(seed: int, role: int) -> int:
-    return int(np.random.SeedSequence([seed, role]).generate_state(1)[0])
 
 
 class _FamilyStudent:
@@ -55,7 +52,7 @@ class _FamilyStudent:
 
     def reset(self, seed: int | None = None) -> None:
         names = sorted(self.students)
-        pick = int(np.random.default_rng(_derive(0 if seed is None else seed, 3)).integers(len(names)))
+        pick = int(np.random.default_rng(derive_seed(0 if seed is None else seed, "persona")).integers(len(names)))
         self.current = self.students[names[pick]]
         self.current.reset(seed=seed)
 
@@ -119,7 +116,8 @@ class _Embedded(gym.Env):
         self._apply_options(options)
         episode_seed = seed if seed is not None else int(self.np_random.integers(2**63))
         self.aec.reset(seed=episode_seed, options=options)
-        self.other.reset(seed=_derive(episode_seed, 2))
+        # The embedded seat is seeded as in the harness (eval.rollout.run_episode): one spec, one episode.
+        self.other.reset(seed=derive_seed(episode_seed, "student" if self.seat == "tutor" else "tutor"))
         self._reward = 0.0
         self._advance()
         return self.aec.observe(self.seat), self._info()

@@ -43,7 +43,8 @@ from agents.tutor.llm import PartialBatchError
 from envs import tutoring_v0
 from envs.config import EpisodeSpec
 from envs.reward_api import RewardModel
-from eval.rollout import derive_seed, finish_record
+from envs.seeding import derive_seed
+from eval.rollout import finish_record
 
 
 @dataclass

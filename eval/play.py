@@ -196,8 +196,8 @@ def play_episode(
     """Play one episode with a human tutor reading turns from ``read_line``; return its episode record.
 
     ``read_line(prompt)`` returns one typed line and raises ``EOFError`` at the end of input (``input`` does).
-    The student is seeded exactly as in :func:`eval.rollout.run_episode`, so the same spec and the same typed
-    turns give the same record, to the byte.
+    The student is seeded by :func:`envs.seeding.derive_seed`, as in :func:`eval.rollout.run_episode`, so the
+    same spec and the same typed turns give the same record, to the byte.
 
     Example::
 
@@ -207,7 +207,7 @@ def play_episode(
     """
     from agents.student import SimulatedStudent
     from envs import tutoring_v0
-    from eval.rollout import derive_seed
+    from envs.seeding import derive_seed
 
     screen = _Screen(console if console is not None else Console(highlight=False))
     env = tutoring_v0.env(**spec.env_kwargs())

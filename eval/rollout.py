@@ -12,31 +12,14 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from agents.tutor.base import TutorPolicy
 from envs import tutoring_v0
 from envs.config import EpisodeSpec
 from envs.reward_api import RewardModel
 
-
-def derive_seed(seed: int, role: str) -> int:
-    """A seed for one role of an episode, independent of the others and stable across runs."""
-    return int(np.random.SeedSequence([seed, sum(role.encode())]).generate_state(1)[0])
-
-
-def episode_seed(run_seed: int, index: int) -> int:
-    """The seed of episode ``index`` of a run seeded ``run_seed``: mixed by :class:`numpy.random.SeedSequence`,
-    so runs with different seeds share no episode (``run_seed + index`` would make seeds 0 and 1 share all
-    but one). Both must be >= 0.
-
-    Example::
-
-        [episode_seed(0, i) for i in range(3)]  # three unrelated 32-bit seeds; episode_seed(1, 0) is another
-    """
-    if run_seed < 0 or index < 0:
-        raise ValueError(f"seeds must be >= 0, got run seed {run_seed} and index {index}")
-    return int(np.random.SeedSequence([run_seed, index]).generate_state(1)[0])
+# Re-exported for the callers that import them from here; they are defined in envs.seeding.
+from envs.seeding import derive_seed as derive_seed
+from envs.seeding import episode_seed as episode_seed
 
 
 def run_episode(

@@ -6,7 +6,7 @@ import os
 import time
 
 from agents.tutor.builtin import SocraticTutor
-from eval.rollout import derive_seed
+from envs.seeding import derive_seed
 
 CRASH_SEED = 1  # the episode seed whose episodes kill their worker process
 
