@@ -179,3 +179,53 @@ def test_openai_backend_shapes_messages_and_strips_reasoning() -> None:
     assert request["messages"] == [{"role": "user", "content": "You are a patient maths tutor.\n\nPre-test: the "
                                     "student answered 5 (wrong).\n\nWhat is 3/4 of 8?"}]
     assert request["chat_template_kwargs"] == {"enable_thinking": False}
+
+
+PAD_FIX = {  # how the recipes fix each family's pad token as shipped (None: the shipped pad is fine)
+    "qwen2_5": None, "qwen3": None, "gemma2": None, "gemma3": None,
+    "llama3_2": "reserved <|reserved_special_token_0|>",  # no pad shipped
+    "phi3": "reserved <|placeholder1|>", "phi3_5": "reserved <|placeholder1|>",  # pad == EOS
+    "smollm2": "added (embeddings resized",  # pad == EOS and no reserved token
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_the_recipes_fix_the_pad_token_as_shipped(name: str, tmp_path: Path) -> None:
+    from train.common import load_chat_model
+    from train.tiny_families import build_family_model
+
+    model, tok = load_chat_model(str(build_family_model(name, tmp_path / name)))
+    fix = tok.init_kwargs.get("tutorzoo_pad_fix")
+    assert (fix is None) if PAD_FIX[name] is None else fix.startswith(PAD_FIX[name]), fix
+    assert tok.pad_token_id not in (None, tok.eos_token_id, ChatRenderer(tok).turn_end_id)
+    assert model.get_input_embeddings().num_embeddings >= len(tok)
+    assert model.config.pad_token_id == tok.pad_token_id
+
+
+@pytest.mark.parametrize(("choice", "expected"), [("add", "added"), ("<|reserved_special_token_1|>", "given"),
+                                                  ("reserved", "reserved")])
+def test_pad_token_choice(choice: str, expected: str, tmp_path: Path) -> None:
+    from train.common import load_chat_model
+    from train.tiny_families import build_family_model
+
+    _model, tok = load_chat_model(str(build_family_model("llama3_2", tmp_path / "l")), pad_token=choice)
+    assert tok.init_kwargs["tutorzoo_pad_fix"].startswith(expected)
+
+
+def test_an_impossible_pad_choice_names_the_fix(tmp_path: Path) -> None:
+    from envs.errors import ConfigError
+    from train.common import load_chat_model
+    from train.tiny_families import build_family_model
+
+    path = str(build_family_model("smollm2", tmp_path / "s"))
+    with pytest.raises(ConfigError, match="no unused reserved token; set pad_token: add"):
+        load_chat_model(path, pad_token="reserved")
+    with pytest.raises(ConfigError, match="not a free token"):
+        load_chat_model(path, pad_token="<|im_end|>")
+
+
+def test_grpo_picks_token_tracking_only_for_prefix_stable_templates(family: tuple[str, object]) -> None:
+    from train.grpo import prefix_stable
+
+    name, tok = family
+    assert prefix_stable(ChatRenderer(tok)) == (name not in ("qwen3", "phi3", "phi3_5"))
