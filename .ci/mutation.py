@@ -253,8 +253,11 @@ def _copy_tree(dest: Path) -> None:
             shutil.copy2(src, dest / rel)
 
 
-# Third-party modules every test file imports: loaded once per worker, before it forks a child per mutant.
-_PRELOAD = ("numpy", "pydantic", "yaml", "rich", "gymnasium", "pettingzoo", "pytest", "_pytest.main")
+# Third-party modules the tests and pytest's plugins import: loaded once per worker, before it forks a child per
+# mutant (about a second saved per mutant).
+_PRELOAD = ("numpy", "pydantic", "yaml", "rich", "gymnasium", "pettingzoo", "pytest", "_pytest.main",
+            "_pytest.python", "_pytest.assertion.rewrite", "asyncio", "anyio", "anyio.pytest_plugin",
+            "platformdirs", "platformdirs.pytest_plugin", "readline")
 
 
 class _Worker:
