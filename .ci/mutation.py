@@ -406,14 +406,14 @@ def run(targets: list[Target], jobs: int) -> list[ModuleReport]:
                 t = report.target
                 tests = tuple(p for p in t.tests if (ROOT / p.split("::")[0]).is_file())
                 report.target = Target(t.path, tests, t.functions)
-                status, seconds = workers[0].run(tests, timeout=900)
-                report.baseline_seconds = seconds
+                # the unmutated tests, traced: they must pass, and they say which test calls which function
+                trace_out = Path(tmp) / "trace.json"
+                status, seconds = workers[0].run(tests, timeout=1800, trace=t.path, trace_out=str(trace_out))
+                report.baseline_seconds = seconds  # slower than a plain run (the tracing): a generous timeout
                 if status != "survived":
                     report.baseline_error = f"the unmutated tests fail ({status}): {' '.join(tests)}"
                     continue
                 source = (ROOT / t.path).read_text(encoding="utf-8")
-                trace_out = Path(tmp) / "trace.json"
-                workers[0].run(tests, timeout=max(900.0, 10 * seconds), trace=t.path, trace_out=str(trace_out))
                 traced = json.loads(trace_out.read_text(encoding="utf-8"))
                 functions = function_scopes(source)
                 for site in _selected(t, sites(source)):
