@@ -8,6 +8,8 @@ from test_judges import FakeBackend, reply, toy  # noqa: F401 - toy is a fixture
 from agents.backends.base import GenerationResult
 from envs.errors import ConfigError
 from eval.judges import Judge, JudgeConfig
+from eval.judges.judge import aggregate
+from eval.judges.rubric import Criterion
 from eval.judges.sid import AVG, CRITERIA, RUBRIC, sid_rubric_metrics
 
 
@@ -145,3 +147,28 @@ def test_without_a_judge_every_summary_is_empty() -> None:
     assert out["groups"]["a"]["n_units"] == 2
     assert out["groups"]["a"]["metrics"]["IRA"] == {"mean": None, "ci_low": None, "ci_high": None, "n": 0,
                                                      "not_computed": "no judge configured (--judge)"}
+
+
+# --- aggregation at its edges -----------------------------------------------------------------------------------
+
+
+def test_aggregate_rejects_an_unknown_method(toy) -> None:  # noqa: F811
+    with pytest.raises(ConfigError, match="aggregate must be 'majority' or 'mean'"):
+        aggregate(toy.criteria["quality"], [3, 4], "median")
+
+
+@pytest.mark.parametrize(("fail_value", "values", "expected"), [
+    pytest.param(5, [2, 4], 4, id="tie-toward-a-high-fail-value"),
+    pytest.param(5, [1, 3], 3, id="tie-nearest-the-fail-value"),
+    pytest.param(3, [2, 4], 2, id="equal-distance-takes-the-lower"),
+    pytest.param(1, [2, 4], 2, id="tie-toward-a-low-fail-value"),
+])
+def test_likert_ties_break_toward_the_fail_value(fail_value: int, values: list, expected: int) -> None:
+    criterion = Criterion("q", "likert", "d", fail_value, min=1, max=5)
+    assert aggregate(criterion, values, "majority") == expected
+
+
+def test_choice_ties_at_equal_distance_take_the_later_label() -> None:
+    criterion = Criterion("c", "choice", "d", "tie", labels=("win", "tie", "lose"))
+    assert aggregate(criterion, ["win", "lose"], "majority") == "lose"
+    assert aggregate(criterion, ["win", "lose", "tie"], "majority") == "tie"
