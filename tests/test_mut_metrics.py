@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_metrics import iso_record, varied_records
+from test_metrics import iso_record, student, tutor, varied_records
 
-from eval.metrics import pnir, suite_metrics
+from envs.errors import DatasetError
+from eval.metrics import episode_metrics, pnir, suite_metrics
 from eval.metrics.educationq import PairCounts
+from eval.metrics.mrbench import damr_counts, tutor_labels
 from eval.metrics.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -214,3 +216,79 @@ def test_pair_counts_default_to_zero():
     only_n = PairCounts(n=4)
     assert (only_n.acc_pre, only_n.acc_post, only_n.alg, only_n.pnir) == (0.0, 0.0, 0.0, None)
     assert PairCounts(n=4, pre=1, post=3, n_pos=2, n_neg=0).alg == 50.0
+
+
+# ---------------------------------------------------------------- parsing, grouping, DAMR
+
+
+@pytest.mark.parametrize(("record", "fragment"), [
+    pytest.param([1, 2], "expected a JSON object", id="not-an-object"),
+    pytest.param({"tutor": "a"}, "neither 'transcript'", id="no-turns"),
+    pytest.param({"transcript": [], "reward": True}, "'reward' must be a number or null", id="boolean-number"),
+    pytest.param({"transcript": [], "learning_gain": "0.5"}, "'learning_gain' must be a number", id="string-number"),
+])
+def test_parse_errors_name_the_field(record, fragment):
+    with pytest.raises(DatasetError, match="record 0") as err:
+        suite_metrics([record])
+    assert fragment in str(err.value)
+
+
+def test_passthrough_numbers():
+    m = episode_metrics({"transcript": [], "reward": 2, "learning_gain": None, "learning_gain_same": -0.5})
+    assert (m["reward"], m["learning_gain"], m["learning_gain_same"]) == (2.0, None, -0.5)
+
+
+@pytest.mark.parametrize(("group_by", "expected"), [
+    pytest.param("tutor", ["a", "b"], id="top-level-key"),
+    pytest.param("persona", ["p1", "p2"], id="spec-key"),
+    pytest.param("spec.persona", ["p1", "p2"], id="dotted-path"),
+    pytest.param("meta.level", ["(unspecified)", "2"], id="nested-path-number"),
+    pytest.param("task", ["(unspecified)"], id="a-mapping-is-no-group"),
+    pytest.param("nothing", ["(unspecified)"], id="missing"),
+])
+def test_group_of(group_by, expected):
+    a = {**iso_record([(False, True)], tutor_name="a"), "spec": {"persona": "p1", "seed": 0}}
+    b = {**iso_record([(True, True)], tutor_name="b", seed=1), "spec": {"persona": "p2", "seed": 1},
+         "meta": {"level": 2}}
+    assert list(suite_metrics([a, b], group_by=group_by, n_resamples=0)["groups"]) == expected
+
+
+def test_mean_metric_of_a_group_without_values():
+    records = [iso_record([(False, True)]), iso_record([(True, True)], seed=1)]
+    for r in records:
+        r["transcript"] = [student(), student()]  # no tutor turn: SD undefined
+    m = suite_metrics(records)["groups"]["socratic"]["metrics"]
+    assert m["SD"] == {"mean": None, "ci_low": None, "ci_high": None, "n": 0}
+    assert m["SV"]["mean"] == 0.0 and m["SV"]["n"] == 2
+
+
+def test_uic_without_items_is_none():
+    rec = iso_record([(False, True)])
+    rec["posttest"], rec["pretest"] = [], []
+    m = suite_metrics([rec], n_resamples=0)["groups"]["socratic"]["metrics"]
+    assert m["UIC"] == {"mean": None, "ci_low": None, "ci_high": None, "n": 0}
+    assert m["ACC_pre"] == {"mean": None, "ci_low": None, "ci_high": None, "n": 0}
+
+
+def test_damr_pooled_over_responses_with_a_pinned_interval():
+    def labelled(*reveals):
+        rec = iso_record([(False, True)])
+        rec["transcript"] = [tutor(reveals=r) for r in reveals]
+        return rec
+
+    records = [labelled(False, False, True), labelled(True), labelled(False, False)]
+    m = suite_metrics(records, n_resamples=200)["groups"]["socratic"]["metrics"]["DAMR_revealing_answer"]
+    assert (m["mean"], m["n"]) == (pytest.approx(400 / 6), 6)
+    assert m["ci_low"] < m["mean"] < m["ci_high"]
+    assert episode_metrics(records[0])["DAMR_revealing_answer"] == pytest.approx(200 / 3)
+    assert episode_metrics(records[0])["DAMR_coherence"] is None
+
+
+def test_damr_counts_and_unknown_dimension():
+    assert damr_counts([{"coherence": "yes"}, {"coherence": "no", "tutor_tone": "encouraging"}])["coherence"] == (
+        1, 2)
+    with pytest.raises(ValueError, match="unknown MRBench dimension 'tone'"):
+        damr_counts([{"tone": "yes"}])
+    turns = [{"speaker": "tutor", "mrbench": {"revealing_answer": "yes"}, "reveals_answer": False},
+             {"speaker": "student"}, {"speaker": "tutor", "reveals_answer": None}, {"speaker": "tutor"}]
+    assert tutor_labels(turns) == [{"revealing_answer": "yes"}, {}, {}]
