@@ -1,0 +1,159 @@
+"""Import direction: ``envs`` <- ``agents`` <- ``rewards`` <- ``train``, ``eval``; no package imports one above it.
+
+The rules, checked over every module of the five packages (benchmarks and tests may import anything):
+
+- A package imports only itself and the packages below it: ``envs`` (the protocol, the tasks, the seeds) nothing
+  else, ``agents`` (tutors, students, backends) ``envs``, ``rewards`` ``envs`` and ``agents``.
+- ``train`` and ``eval`` are the top layer. Between them only ``train -> eval`` is allowed: a training recipe
+  evaluates with the benchmark's suites, rollouts and statistics, while the benchmark never needs the trainers
+  (``tutorzoo eval`` runs without the ``train`` extra installed).
+- Every import counts wherever it is written: at module level, inside a function, under ``TYPE_CHECKING``, or
+  as ``importlib.import_module("pkg.mod")`` with a literal name. A lazy import hides an edge from the import
+  graph at start-up, not from the design.
+- One exception by rule, the CLI dispatch: ``eval/cli.py`` holds the single ``tutorzoo`` entry point, and its
+  ``train`` subcommand may import ``train`` *inside the function that dispatches it*, never at module level
+  (so ``tutorzoo eval`` and ``tutorzoo list`` import no trainer).
+- :data:`KNOWN_BACK_EDGES` lists the edges not fixed yet, each with the reason and the fix. An edge that is
+  neither allowed nor listed fails; a listed edge that no longer exists is reported as a warning, so that whoever
+  removes it also removes its line.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RANK = {"envs": 0, "agents": 1, "rewards": 2, "train": 3, "eval": 3}
+SIBLING_EDGES = {("train", "eval")}  # (importer, imported) within the top layer
+CLI_DISPATCH = ("eval/cli.py", "train")  # may import train inside a function only
+
+# (importing module, imported package): why it is still there, and what removes it.
+KNOWN_BACK_EDGES: dict[tuple[str, str], str] = {
+    ("envs/single_agent.py", "agents"): (
+        "the Gymnasium views resolve persona, family and distribution names and tutor registry names "
+        "(TutorEnv(persona=...), reset(options={'persona': ...}), StudentEnv(tutor='socratic')) through "
+        "agents' registries. Fix: the views take policy objects only, and the name resolution plus the "
+        "gymnasium.register entry points move to agents (a module such as agents/gym_views.py); left for the "
+        "issue that is editing reset(options=...) in this file."
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Edge:
+    module: str  # the importing file, relative to the repository
+    line: int
+    target: str  # the imported module's dotted name
+    where: str  # "module", "function" or "type_checking"
+
+    @property
+    def source_package(self) -> str:
+        return self.module.split("/")[0]
+
+    @property
+    def target_package(self) -> str:
+        return self.target.split(".")[0]
+
+
+def _imported_names(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        return [node.module]
+    if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and ast.unparse(node.func) in ("importlib.import_module", "import_module", "__import__")):
+        return [node.args[0].value]
+    return []
+
+
+def edges_of(path: Path, root: Path = ROOT) -> list[Edge]:
+    """Every import of another of the five packages in one file, with where it is written."""
+    rel = path.relative_to(root).as_posix()
+    found: list[Edge] = []
+
+    def visit(node: ast.AST, where: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = where
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                inner = "function"
+            elif isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test) and where == "module":
+                inner = "type_checking"
+            for name in _imported_names(child):
+                top = name.split(".")[0]
+                if top in RANK and top != rel.split("/")[0]:
+                    found.append(Edge(rel, child.lineno, name, inner))
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), filename=rel), "module")
+    return found
+
+
+def all_edges() -> list[Edge]:
+    return [e for package in RANK for path in sorted((ROOT / package).rglob("*.py")) for e in edges_of(path)]
+
+
+def allowed(edge: Edge) -> bool:
+    src, dst = edge.source_package, edge.target_package
+    if RANK[dst] < RANK[src] or (src, dst) in SIBLING_EDGES:
+        return True
+    return (edge.module, dst) == CLI_DISPATCH and edge.where == "function"
+
+
+def _scan(source: str, tmp_path: Path, module: str) -> list[Edge]:
+    fake = tmp_path / module
+    fake.parent.mkdir(parents=True, exist_ok=True)
+    fake.write_text(source, encoding="utf-8")
+    return edges_of(fake, root=tmp_path)
+
+
+# The scanner itself, on cases named by what they catch: a check that finds nothing proves nothing.
+SCANNER_CASES = [
+    ("module-level", "envs/x.py", "from agents.tutor import make_tutor\n", [("agents.tutor", "module", False)]),
+    ("plain-import", "envs/x.py", "import rewards.rubric\n", [("rewards.rubric", "module", False)]),
+    ("lazy", "agents/x.py", "def f():\n    from eval.suite import load_suite\n", [("eval.suite", "function", False)]),
+    ("type-checking", "rewards/x.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import train\n",
+     [("train", "type_checking", False)]),
+    ("import-module", "envs/x.py", "import importlib\nm = importlib.import_module('agents.student')\n",
+     [("agents.student", "module", False)]),
+    ("downward", "eval/x.py", "from envs.config import EpisodeSpec\nimport agents\n",
+     [("envs.config", "module", True), ("agents", "module", True)]),
+    ("train-uses-eval", "train/x.py", "from eval.rollout import run_episode\n", [("eval.rollout", "module", True)]),
+    ("eval-uses-train", "eval/x.py", "from train.common import load_recipe_config\n",
+     [("train.common", "module", False)]),
+    ("cli-dispatch-lazy", "eval/cli.py", "def run():\n    from train.cli import main\n",
+     [("train.cli", "function", True)]),
+    ("cli-dispatch-at-top", "eval/cli.py", "from train.cli import main\n", [("train.cli", "module", False)]),
+    ("own-package", "agents/x.py", "from agents.tutor import make_tutor\nimport numpy\n", []),
+]
+
+
+@pytest.mark.parametrize(("module", "source", "expected"), [c[1:] for c in SCANNER_CASES],
+                         ids=[c[0] for c in SCANNER_CASES])
+def test_scanner_finds_each_kind_of_edge(tmp_path: Path, module: str, source: str, expected: list) -> None:
+    edges = _scan(source, tmp_path, module)
+    assert [(e.target, e.where, allowed(e)) for e in edges] == expected
+
+
+def test_no_back_edge_between_the_packages() -> None:
+    edges = all_edges()
+    assert len(edges) > 50, f"only {len(edges)} cross-package imports found: is the scanner reading the packages?"
+    bad = [e for e in edges if not allowed(e) and (e.module, e.target_package) not in KNOWN_BACK_EDGES]
+    assert not bad, "imports against the layering envs <- agents <- rewards <- train, eval:\n" + "\n".join(
+        f"  {e.module}:{e.line} imports {e.target} ({e.where}): move the code to the lower package, or pass the "
+        "object in from above" for e in bad)
+    present = {(e.module, e.target_package) for e in edges if not allowed(e)}
+    for stale in sorted(set(KNOWN_BACK_EDGES) - present):
+        warnings.warn(f"KNOWN_BACK_EDGES lists {stale}, which no longer exists: remove its line", stacklevel=1)
+
+
+def test_known_back_edges_say_why_and_are_back_edges() -> None:
+    for (module, package), reason in KNOWN_BACK_EDGES.items():
+        assert (ROOT / module).is_file(), f"{module} is listed but does not exist"
+        assert RANK[package] >= RANK[module.split("/")[0]], f"{module} -> {package} is not a back edge"
+        assert "Fix:" in reason, f"{module} -> {package}: say what removes the edge"
