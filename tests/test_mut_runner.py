@@ -195,3 +195,19 @@ def test_plain_chunks_are_capped():
     chunks = _chunks(None, units, {"p": {u.key() for u in units}}, {"p": False}, {}, None, 4, 1)
     assert max(len(c.units) for c in chunks) == MAX_PLAIN_CHUNK == 16
     assert [c.index for c in chunks] == list(range(len(chunks)))
+
+
+def test_identity_leaves_out_what_may_change_on_resume():
+    from types import SimpleNamespace
+
+    from eval.runner import _identity
+
+    suite = SimpleNamespace(name="default", version=2, kind="episode")
+    ident = _identity(suite, "held_out", ["a", "b"], 4, 12, {"temperature": 0.5, "base_url": "http://x",
+                                                             "cache_dir": "c", "alpha": 1},
+                      {"backend": "openai:m", "base_url": "http://y", "cache_dir": "d"}, 8)
+    assert ident == {"suite": "default", "version": 2, "kind": "episode", "split": "held_out", "tutors": ["a", "b"],
+                     "limit": 4, "units": 12, "tutor_kwargs": {"alpha": 1, "temperature": 0.5},
+                     "judge": {"backend": "openai:m"}, "batch_size": 8}
+    assert list(ident["tutor_kwargs"]) == ["alpha", "temperature"]
+    assert _identity(suite, "all", ["a"], None, 1, {}, None, None)["judge"] is None
