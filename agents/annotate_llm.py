@@ -1,4 +1,4 @@
-"""An LLM annotator: labels dialogue turns with the SID schema (SPEC.md §1) through any :class:`ChatBackend`.
+"""An LLM annotator: labels dialogue turns with the SID schema (docs/spec.md §1) through any :class:`ChatBackend`.
 
 Each turn is one request: the system prompt ``prompts/annotate.txt`` (every label set with its definition) and a
 user message from ``prompts/annotate_tutor.txt`` or ``prompts/annotate_student.txt`` (the lesson, the dialogue

@@ -4,7 +4,7 @@ Used by the env to grade every pre/post-test answer and by the annotator. Number
 :class:`fractions.Fraction`, never floats, so ``3/4``, ``0.75``, ``.75``, ``\\frac{3}{4}``, ``75%`` and
 ``three quarters`` are the same value and ``0.33`` is *not* ``1/3``.
 
-Multiple choice follows EducationQ (SPEC.md §4): ``answer is (X)``, then ``Answer: X``, then the last
+Multiple choice follows EducationQ (docs/spec.md §4): ``answer is (X)``, then ``Answer: X``, then the last
 standalone option letter; otherwise the answer is invalid. Within one pattern the *last* match wins (a student
 who writes "the answer is (A)... no wait, the answer is (C)" answered C). A standalone letter is
 

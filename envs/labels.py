@@ -1,4 +1,4 @@
-"""The SID annotation label sets (SPEC.md §1), the single source of every label name in TutorZoo.
+"""The SID annotation label sets (docs/spec.md §1), the single source of every label name in TutorZoo.
 
 Every turn of a transcript carries the nine fields of :data:`TURN_FIELDS`; tutor-only fields are ``None``
 on student turns and vice versa.

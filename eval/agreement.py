@@ -7,7 +7,7 @@ context the env would keep), ``majority`` (always the gold set's most frequent l
 the chance floor), or a path to a JSONL file of predictions (``dialogue_id``, ``turn_index`` and any label
 fields), e.g. an LLM annotator's output.
 
-Labelling guide of the gold set (written by hand from SPEC.md §1 and SID Table IV; how ambiguous cases were
+Labelling guide of the gold set (written by hand from docs/spec.md §1 and SID Table IV; how ambiguous cases were
 decided):
 
 - ``teacher_intent`` — what the turn is *for*. ``introduce_concept``: presents a concept, definition, rule,

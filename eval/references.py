@@ -59,7 +59,7 @@ MRBENCH_DIMENSIONS: tuple[str, ...] = (
     "Tutor_Tone",
     "Humanlikeness",
 )
-# The label a good tutor response gets on each dimension (SPEC.md §7); DAMR = share of responses with it.
+# The label a good tutor response gets on each dimension (docs/spec.md §7); DAMR = share of responses with it.
 MRBENCH_DESIRED: dict[str, str] = {
     "Mistake_Identification": "Yes",
     "Mistake_Location": "Yes",

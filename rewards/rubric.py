@@ -1,4 +1,4 @@
-"""A weighted composition of reward terms, with PedagogicalRL's λ knob and hard mode (SPEC.md §7).
+"""A weighted composition of reward terms, with PedagogicalRL's λ knob and hard mode (docs/spec.md §7).
 
 The reward credited to the tutor is ``Σ weight·value`` over the terms' components, plus two reserved
 components that always have weight 1:

@@ -1,4 +1,4 @@
-"""SID's seven objective metrics and TotalScore (SPEC.md §2, SID Table VIII), over one annotated dialogue.
+"""SID's seven objective metrics and TotalScore (docs/spec.md §2, SID Table VIII), over one annotated dialogue.
 
 Lives in ``rewards`` (not ``eval``) because reward terms need it and ``eval`` depends on ``rewards``, not the reverse.
 
@@ -7,7 +7,7 @@ Conventions where the paper is silent (each a test in tests/test_metrics.py):
 - no tutor turn: SD, IKT, IKT_with_students and L3GR are ``None`` (0/0 is undefined, and scoring an empty
   dialogue 0 or 1 would pretend to a measurement); SV and SC are 0 (no strategy, no intent was used);
 - BP is ``None`` when no student turn carries a Bloom level, 0 with one such turn;
-- 3C is 1.0 when no student turn is ``incorrect`` (SPEC); an error in the last student turn has no next
+- 3C is 1.0 when no student turn is ``incorrect`` (docs/spec.md §2); an error in the last student turn has no next
   student turn, so it counts as an error that was not corrected;
 - TotalScore is ``None`` when any of its components is ``None``, so it is never a sum over fewer metrics;
 - invalid tutor turns (``invalid: true``) stay in T: an unusable turn is still a turn the tutor spent.
@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 
 from envs.labels import STRATEGIES
 
-# SPEC.md §2: weights of the seven metrics in TotalScore (they sum to 1).
+# docs/spec.md §2: weights of the seven metrics in TotalScore (they sum to 1).
 TOTAL_SCORE_WEIGHTS: dict[str, float] = {
     "SD": 0.15,
     "SV": 0.10,

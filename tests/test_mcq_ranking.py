@@ -1,5 +1,5 @@
 """The educationq suite's protocol ranks the built-in tutors as the simulated student is designed to
-(DESIGN.md "What the simulated student must show"): socratic > lecturer > random on isomorphic learning gain.
+(docs/design.md, "What the simulated student must show"): socratic > lecturer > random on isomorphic learning gain.
 
 It did not when every task x persona of a suite drew the student's randomness from one stream per seed: on the
 one-item MCQ tasks the pre-test "knows it" draw, and after a dialogue of off-topic turns (which draw nothing)

@@ -1,4 +1,4 @@
-"""Pedagogy metrics against values computed by hand from the formulas of SPEC.md §2, §4 and §7."""
+"""Pedagogy metrics against values computed by hand from the formulas of docs/spec.md §2, §4 and §7."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ BASIC = [
     student("higher_order", "analyze"),
 ]
 
-# (turns, metric, expected) — every expected value worked out by hand from SPEC.md §2.
+# (turns, metric, expected) — every expected value worked out by hand from docs/spec.md §2.
 SID_CASES = [
     pytest.param(BASIC, "SD", 2 / 3, id="SD-two-of-three-tutor-turns-use-a-strategy"),
     pytest.param(BASIC, "SV", 2 / 8, id="SV-two-distinct-of-eight"),

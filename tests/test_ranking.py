@@ -1,4 +1,4 @@
-"""DESIGN.md property 8 and issue 2's done-criterion: the built-in tutors rank socratic > lecturer > random on
+"""docs/design.md property 8 and issue 2's done-criterion: the built-in tutors rank socratic > lecturer > random on
 isomorphic-post-test learning gain under every persona family (math curriculum, the same episodes for all)."""
 
 from __future__ import annotations

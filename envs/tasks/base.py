@@ -180,7 +180,7 @@ class Task(_Frozen):
         raise KeyError(f"task {self.id} has no knowledge component {kc_id!r}")
 
     def public_view(self) -> dict:
-        """What the tutor sees as ``info['task']`` (DESIGN.md public contract), as plain JSON-able data."""
+        """What the tutor sees as ``info['task']`` (docs/design.md, "Public contract"), as plain JSON-able data."""
         return {
             "id": self.id,
             "task_set": self.task_set,

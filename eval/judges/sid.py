@@ -1,4 +1,4 @@
-"""SID's five judge rubrics (SPEC.md §3) over finished episodes, and their suite metrics with bootstrap CIs.
+"""SID's five judge rubrics (docs/spec.md §3) over finished episodes, and their suite metrics with bootstrap CIs.
 
 The rubric is ``rubrics/sid_rubrics.yaml`` (X-SRG, M-RCC, X-MSR, IRA, TCF: 1-5 Likert, temperature 0.1, strict
 JSON with a short reason). :func:`episode_variables` turns an ``episodes.jsonl`` record into the rubric's

@@ -1,4 +1,4 @@
-"""Dr.Academy question generation on the STEM lessons and the math curriculum (suite ``dr-academy``; SPEC.md §6).
+"""Dr.Academy question generation on the STEM lessons and the math curriculum (suite ``dr-academy``; docs/spec.md §6).
 
 A unit is a *context*; the tutor writes three questions for each of the six levels of Anderson and Krathwohl's
 revised Bloom taxonomy (remember, understand, apply, analyze, evaluate, create) as one strict JSON object

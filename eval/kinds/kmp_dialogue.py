@@ -1,4 +1,4 @@
-"""KMP-Dialogue on reference dialogues generated from the math curriculum (suite ``kmp-dialogue``; SPEC.md §5).
+"""KMP-Dialogue on reference dialogues generated from the math curriculum (suite ``kmp-dialogue``; docs/spec.md §5).
 
 **Reference dialogues.** For each (math family, persona, seed) of the suite, the built-in ``socratic`` tutor
 tutors a simulated student in the env (:func:`eval.rollout.run_episode`: pre-test, student opens, up to
@@ -433,7 +433,7 @@ def _win_share(outcome: dict[str, str], criteria: Sequence[str]) -> float | None
 
 
 def overall_acc(outcomes: Sequence[dict[str, str]]) -> float | None:
-    """½·(General Acc + mean of the Principle Accs) over a set of unit outcomes (SPEC.md §5).
+    """½·(General Acc + mean of the Principle Accs) over a set of unit outcomes (docs/spec.md §5).
 
     General Acc is the mean over the 4 general criteria of their win rates; a Principle Acc the mean over its 3
     criteria of their win rates on the units that asked them; principles without units are left out of the mean.

@@ -1,4 +1,4 @@
-"""KMP-Skills on the math curriculum's own generated items (suite ``kmp-skills``; SPEC.md §5).
+"""KMP-Skills on the math curriculum's own generated items (suite ``kmp-skills``; docs/spec.md §5).
 
 Three skills, each a kind of unit (``skill``), all built from the procedural math families
 (:mod:`envs.tasks.math`: seed problems, harder follow-ups, similar problems, solutions with one injected error,
@@ -290,7 +290,7 @@ def mcc(truth: Sequence[bool], pred: Sequence[bool]) -> float | None:
 
 
 def mr_score(mcc_value: float, acc_step: float, acc_reason: float) -> float:
-    """MR-Score = 0.2·max(0, MCC) + 0.3·Acc_step + 0.5·Acc_reason (SPEC.md §5)."""
+    """MR-Score = 0.2·max(0, MCC) + 0.3·Acc_step + 0.5·Acc_reason (docs/spec.md §5)."""
     return 0.2 * max(0.0, mcc_value) + 0.3 * acc_step + 0.5 * acc_reason
 
 

@@ -1,4 +1,4 @@
-"""EducationQ's learning metrics (SPEC.md §4): ACC, ALG, PNIR, CSS and UIC over pre/post test-item pairs.
+"""EducationQ's learning metrics (docs/spec.md §4): ACC, ALG, PNIR, CSS and UIC over pre/post test-item pairs.
 
 A post-test item is paired with the pre-test item it tests again: a ``same`` item has the pre item's
 ``item_id``; an ``isomorphic`` item names it in ``parallel_of``. The default metrics use the isomorphic pairs

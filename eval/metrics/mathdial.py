@@ -1,4 +1,4 @@
-"""MathDial's interactive metrics (SPEC.md §7), as MathDial's ``interactivetutoring/evaluate.py`` computes them.
+"""MathDial's interactive metrics (docs/spec.md §7), as MathDial's ``interactivetutoring/evaluate.py`` computes them.
 
 s = the index, among student turns **counted from 0**, of the first student turn that states the task's
 correct answer (``states_answer``); t = the same among tutor turns (``reveals_answer``); either is infinite

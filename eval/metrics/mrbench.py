@@ -1,4 +1,4 @@
-"""MRBench's desired-annotation match rate (SPEC.md §7): % of a tutor's responses with the desired label.
+"""MRBench's desired-annotation match rate (docs/spec.md §7): % of a tutor's responses with the desired label.
 
 Labels come from a judge or annotator as ``{"mrbench": {dimension: label}}`` on a tutor turn (MRBench's own
 column names such as ``Revealing_of_the_Answer`` are accepted). The env flags answer leaks itself

@@ -30,7 +30,7 @@ AGGREGATIONS: tuple[str, ...] = ("mean", "pooled", "ratio", "population_std", "u
 # MathDial reports success and telling at several budgets; 5 is EducationQ's number of rounds.
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5)
 
-# MRBench's eight dimensions and the label a good tutor response carries (SPEC.md §7).
+# MRBench's eight dimensions and the label a good tutor response carries (docs/spec.md §7).
 DAMR_DESIRED: dict[str, str] = {
     "mistake_identification": "yes",
     "mistake_location": "yes",
