@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -91,17 +92,49 @@ def _progress(console: Console) -> Progress:
                     console=console, transient=True)
 
 
-def _tutor_kwargs(args: argparse.Namespace) -> dict:
-    """Backend options for model tutors: ``--base-url`` and repeatable ``--tutor-arg KEY=VALUE``."""
+_DISPLAY_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+
+def tutor_names(given: Sequence[str] | None) -> tuple[list[str], dict[str, str]]:
+    """``--tutor [NAME=]SPEC`` values: the display names (as in tables and records) and ``{name: spec}`` for
+    those given a name, so that one model can be compared with itself (``base=hf:m``, ``tuned=hf:m``)."""
+    names: list[str] = []
+    specs: dict[str, str] = {}
+    for item in given or []:
+        name, sep, spec = item.partition("=")
+        if sep and spec and _DISPLAY_NAME.match(name):
+            names.append(name)
+            specs[name] = spec
+        else:
+            names.append(item)
+    return names, specs
+
+
+def _tutor_kwargs(args: argparse.Namespace, tutors: Sequence[str] = (),
+                  specs: dict[str, str] | None = None) -> tuple[dict, dict[str, dict]]:
+    """Tutor options: ``--base-url`` and repeatable ``--tutor-arg [TUTOR:]KEY=VALUE`` (values read as YAML);
+    without ``TUTOR:`` an option goes to every tutor, with it to that tutor only (its display name or spec).
+    Returns (options for all, ``{tutor: its own options}``)."""
     kwargs: dict = {}
+    per_tutor: dict[str, dict] = {}
+    by_spec = {spec: name for name, spec in (specs or {}).items()}
     for item in getattr(args, "tutor_arg", None) or []:
         key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--tutor-arg takes KEY=VALUE, got {item!r}")
-        kwargs[key] = yaml.safe_load(value)  # numbers and booleans as such, the rest as strings
+        owner, colon, key = key.rpartition(":")
+        if not sep or not key or (colon and not owner):
+            raise ConfigError(f"--tutor-arg takes KEY=VALUE or TUTOR:KEY=VALUE, got {item!r}")
+        parsed = yaml.safe_load(value)  # numbers and booleans as such, the rest as strings
+        if not colon:
+            kwargs[key] = parsed
+            continue
+        owner = by_spec.get(owner, owner)
+        if owner not in tutors:
+            raise ConfigError(f"--tutor-arg {item!r} names tutor {owner!r}, which is not in this run; tutors: "
+                              f"{list(tutors)}")
+        per_tutor.setdefault(owner, {})[key] = parsed
     if getattr(args, "base_url", None):
         kwargs["base_url"] = args.base_url
-    return kwargs
+    return kwargs, per_tutor
 
 
 def _run(specs, tutors: list[str], out: Path, console: Console, tutor_kwargs: dict | None = None,
@@ -199,11 +232,12 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> int:
     _positive("--replicates", args.replicates)
     if args.seed is not None and args.seed < 0:
         raise ConfigError(f"--seed must be >= 0, got {args.seed}")
-    _check_tutor_extras(args.tutor or suite.tutors)
+    tutors, specs = tutor_names(args.tutor or suite.tutors)
+    _check_tutor_extras([specs.get(t, t) for t in tutors])
     if args.wandb:  # before the run, not after it
         require_extra(["wandb"], "wandb", "--wandb")
     judge_config = _judge_config(args)
-    tutor_kwargs = _tutor_kwargs(args)
+    tutor_kwargs, per_tutor = _tutor_kwargs(args, tutors, specs)
     student, student_kwargs = _student(args)
     if student is not None:
         if suite.kind != "episodes":
@@ -211,11 +245,12 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> int:
         suite = suite.model_copy(update={"items": {**suite.items, "student": student, "student_args": student_kwargs}})
         suite.units("all")  # a bad --student is an error now (the suite's settings check it)
     try:
-        result = run_suite(suite, out, tutors=args.tutor, split=args.split, limit=args.limit,
+        result = run_suite(suite, out, tutors=tutors, split=args.split, limit=args.limit,
                            tutor_kwargs=tutor_kwargs, batch_size=args.batch_size, workers=args.workers,
                            executor=args.executor, ray_address=args.ray_address, judge_config=judge_config,
                            resume=args.resume, overwrite=args.overwrite, seed=args.seed,
-                           replicates=args.replicates, console=console)
+                           replicates=args.replicates, tutor_specs=specs or None, tutor_options=per_tutor or None,
+                           console=console)
     except KeyboardInterrupt:
         console.print(f"Interrupted: the finished records are kept in {out}; continue with --resume.",
                       style="yellow", markup=False)
@@ -234,8 +269,9 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> int:
         run_info["kind"] = result.kind.name
     if suite.rubrics:
         run_info["judge"] = judge_config.backend if result.judged else "none (judge-only metrics not computed)"
-    meta = run_metadata(sys.argv if args.argv is None else ["tutorzoo", *args.argv], started, args.seed,
-                        tutor_kwargs)
+    options = {**tutor_kwargs, **({"per tutor": per_tutor} if per_tutor else {}),
+               **({"tutor specs": specs} if specs else {})}
+    meta = run_metadata(sys.argv if args.argv is None else ["tutorzoo", *args.argv], started, args.seed, options)
     written, code = write_reports(out, board, result.records, title, run_info, meta, console, not args.no_html)
     written.insert(0, result.path)
     if args.wandb:
@@ -288,7 +324,8 @@ def cmd_rollout(args: argparse.Namespace, console: Console) -> int:
     make_config(task_set=args.task_set, task_id=args.task_id, **protocol)
     specs = [EpisodeSpec(task_set=args.task_set, task_id=args.task_id, persona=args.persona,
                          seed=episode_seed(args.seed, i), protocol=protocol) for i in range(args.episodes)]
-    tutor_kwargs = _tutor_kwargs(args)
+    tutor_kwargs, own = _tutor_kwargs(args, [args.tutor])  # one tutor: TUTOR:KEY=VALUE is the same as KEY=VALUE
+    tutor_kwargs = {**tutor_kwargs, **own.get(args.tutor, {})}
     from eval.runner import build_tutor
 
     build_tutor(args.tutor, dict(tutor_kwargs))  # a class that needs arguments fails here, before the output
@@ -500,10 +537,10 @@ def cmd_judge(args: argparse.Namespace, console: Console) -> int:
 
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for --tutor openai:<model>")
-    p.add_argument("--tutor-arg", action="append", metavar="KEY=VALUE",
+    p.add_argument("--tutor-arg", action="append", metavar="[TUTOR:]KEY=VALUE",
                    help="repeatable: a constructor argument of a class tutor (pkg.mod:Class), e.g. depth=3, or a "
                         "backend option of a model tutor, e.g. adapter=./lora; values are read as YAML; built-in "
-                        "tutors ignore the options they do not take")
+                        "tutors ignore the options they do not take; TUTOR: gives it to one tutor only")
     p.add_argument("--batch-size", type=int, default=16, help="episodes in lockstep for model tutors (act_batch)")
     p.add_argument("--student", default=None, help="simulated (default), llm:<backend> (a chat model is the student "
                    "and answers the tests itself, e.g. llm:hf:models/tiny) or hybrid:<backend> (the simulated "
@@ -548,7 +585,10 @@ def parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("eval", help="run a benchmark suite with its tutors and print the leaderboard")
     e.add_argument("--suite", default="default", help="suite name (configs/suites/NAME.yaml) or path")
-    e.add_argument("--tutor", action="append", help="tutor(s) to compare instead of the suite's (repeatable)")
+    e.add_argument("--tutor", action="append", metavar="[NAME=]TUTOR",
+                   help="tutor(s) to compare instead of the suite's (repeatable); NAME= shows it under a name of its "
+                        "own, so one model can run twice: --tutor base=hf:m --tutor tuned=hf:m "
+                        "--tutor-arg tuned:adapter=DIR")
     e.add_argument("--split", choices=["all", "train", "held_out"], default="all")
     e.add_argument("--limit", type=int, default=None, help="only the first N units of the suite (smoke runs)")
     e.add_argument("--out", default=None, help="output folder (default runs/SUITE)")

@@ -91,6 +91,7 @@ class Chunk:
     judge: dict[str, Any] | None  # JudgeConfig.model_dump(); None = no judge
     units: tuple[Any, ...]
     batch_size: int
+    spec: str = ""  # what builds the tutor (registry name, model, import path) when ``tutor`` is a display name
 
 
 _TUTORS: dict[tuple[str, str], Any] = {}
@@ -155,7 +156,7 @@ def run_chunk(chunk: Chunk) -> list[str]:
     kind = kind_for(chunk.suite)
     agent = "tutor"
     try:  # a tutor or judge that cannot be built (a model path that does not exist...) fails the chunk's units
-        tutor = _tutor(chunk.tutor, chunk.tutor_kwargs)
+        tutor = _tutor(chunk.spec or chunk.tutor, chunk.tutor_kwargs)
         agent = "judge"
         judge = _judge(chunk.judge)
     except Exception as exc:
@@ -576,7 +577,7 @@ def unscored_tutors(health: dict[str, dict[str, Any]]) -> list[str]:
     return [t for t, h in health.items() if h["n"] and not h["scored"]]
 
 
-def _check_tutors(tutors: list[str], tutor_kwargs: dict[str, Any]) -> dict[str, bool]:
+def _check_tutors(tutors: list[str], kwargs_of: dict[str, dict[str, Any]], spec_of: dict[str, str]) -> dict[str, bool]:
     """Fail fast on a bad tutor name (with the registry's did-you-mean); ``{name: has act_batch}``.
 
     Rule-based and import-path tutors are built here (cheaply); model tutors are built by the workers only, so
@@ -585,13 +586,15 @@ def _check_tutors(tutors: list[str], tutor_kwargs: dict[str, Any]) -> dict[str, 
     from agents.tutor.registry import MODEL_PREFIXES
 
     if len(set(tutors)) != len(tutors):
-        raise ConfigError(f"tutors must be distinct, got {tutors}")
+        raise ConfigError(f"tutors must be distinct, got {tutors}; give two runs of one tutor display names "
+                          "(--tutor base=hf:m --tutor tuned=hf:m --tutor-arg tuned:adapter=DIR)")
     batched: dict[str, bool] = {}
     for name in tutors:
-        if name.startswith(MODEL_PREFIXES):
+        spec = spec_of[name]
+        if spec.startswith(MODEL_PREFIXES):
             batched[name] = True
             continue
-        tutor = build_tutor(name, tutor_kwargs)
+        tutor = build_tutor(spec, kwargs_of[name])
         batched[name] = callable(getattr(tutor, "act_batch", None))
     return batched
 
@@ -609,7 +612,8 @@ def build_tutor(name: str, tutor_kwargs: dict[str, Any]) -> Any:
 
 
 def _chunks(suite: Suite, units: list[Any], pending: dict[str, set[str]], batched: dict[str, bool],
-            tutor_kwargs: dict[str, Any], judge: dict[str, Any] | None, batch_size: int, workers: int) -> list[Chunk]:
+            tutor_kwargs: dict[str, Any], judge: dict[str, Any] | None, batch_size: int, workers: int,
+            spec_of: dict[str, str] | None = None, kwargs_of: dict[str, dict[str, Any]] | None = None) -> list[Chunk]:
     """The chunks of the units still to run (``pending[tutor]`` = their keys), in canonical order.
 
     A batched tutor's chunks are the suite's units cut at fixed positions (``batch_size`` each) minus those
@@ -630,7 +634,10 @@ def _chunks(suite: Suite, units: list[Any], pending: dict[str, set[str]], batche
         for group in groups:
             todo = tuple(u for u in group if u.key() in keys)
             if todo:
-                chunks.append(Chunk(len(chunks), suite, tutor, dict(tutor_kwargs), judge, todo, batch_size))
+                spec = (spec_of or {}).get(tutor, tutor)
+                kwargs = (kwargs_of or {}).get(tutor, tutor_kwargs)
+                chunks.append(Chunk(len(chunks), suite, tutor, dict(kwargs), judge, todo, batch_size,
+                                    "" if spec == tutor else spec))
     return chunks
 
 
@@ -651,6 +658,8 @@ def run_suite(
     overwrite: bool = False,
     seed: int | None = None,
     replicates: int = 1,
+    tutor_specs: dict[str, str] | None = None,
+    tutor_options: dict[str, dict[str, Any]] | None = None,
     console: Console | None = None,
 ) -> RunResult:
     """Run ``suite`` (every tutor x every unit of ``split``, the first ``limit`` units) into ``out``.
@@ -660,7 +669,9 @@ def run_suite(
     episode's seed ``s`` by :func:`eval.rollout.episode_seed` ``(seed, s)``, so that runs with different seeds
     share no episode (None: the suite's own seeds); ``replicates=K`` plays the units K times, replicate ``r``
     with run seed ``seed + r`` (``seed`` defaults to 0 then), each record marked with its ``replicate`` and
-    ``run_seed``, for test-retest variance. See the module docstring for the rest.
+    ``run_seed``, for test-retest variance. ``tutor_specs`` maps a tutor's display name (as in ``tutors`` and
+    the records) to what builds it, so that one model can appear twice (``{"base": "hf:m", "tuned": "hf:m"}``);
+    ``tutor_options`` adds per-tutor options over ``tutor_kwargs``. See the module docstring for the rest.
     With ``workers > 1`` a script must call it under ``if __name__ == "__main__":``, as any code that starts
     worker processes (the ``tutorzoo`` command does).
 
@@ -715,7 +726,12 @@ def run_suite(
         notes.append(f"suite {suite.name!r} scores no judge rubric; the judge is not used")
         judge_config = None
     judge = None if judge_config is None else judge_config.model_dump()
-    batched = _check_tutors(tutors, tutor_kwargs)
+    spec_of = {t: (tutor_specs or {}).get(t, t) for t in tutors}
+    kwargs_of = {t: {**tutor_kwargs, **(tutor_options or {}).get(t, {})} for t in tutors}
+    unknown = sorted(set(tutor_options or {}) - set(tutors))
+    if unknown:
+        raise ConfigError(f"--tutor-arg names tutors {unknown}, which are not in this run (tutors: {tutors})")
+    batched = _check_tutors(tutors, kwargs_of, spec_of)
     if judge is not None and not str(judge.get("backend", "")).startswith("hf:"):
         _judge(judge)  # an API judge is cheap to build: a bad setting fails here, not once per unit
 
@@ -725,6 +741,12 @@ def run_suite(
                       batch_size if any(batched.values()) else None)
     if seed is not None:  # absent otherwise, so that the run.json of an unseeded run is unchanged
         ident.update({"seed": seed, "replicates": replicates})
+    if any(spec_of[t] != t for t in tutors) or tutor_options:  # likewise: only for runs that use them
+        from eval.tracking import scrub_secrets
+
+        ident["tutor_specs"] = {t: spec_of[t] for t in tutors}
+        ident["tutor_options"] = scrub_secrets({t: {k: v for k, v in sorted((tutor_options or {}).get(t, {}).items())
+                                                    if k not in _NON_IDENTITY_KWARGS} for t in tutors})
     previous = prepare_output(out, path, ident, resume, overwrite)
 
     order = {(t, u.key()): (i, j) for i, t in enumerate(tutors) for j, u in enumerate(units)}
@@ -738,7 +760,7 @@ def run_suite(
                               "part of this run; give a new --out")
         done.setdefault(pair, record)  # a duplicate line (never written by us) counts once
     pending = {t: {u.key() for u in units if (t, u.key()) not in done} for t in tutors}
-    chunks = _chunks(suite, units, pending, batched, tutor_kwargs, judge, batch_size, workers)
+    chunks = _chunks(suite, units, pending, batched, tutor_kwargs, judge, batch_size, workers, spec_of, kwargs_of)
     total = len(order)
     collected: dict[tuple[str, str], dict] = dict(done)
     if console is not None:

@@ -42,7 +42,7 @@ class NeedsDepth:
     def __init__(self, depth):
         self.depth = depth
     def reset(self, seed=None): pass
-    def act(self, obs, info): return "What do you think the first step is?"
+    def act(self, obs, info): return f"At depth {self.depth}: what do you think the first step is?"
 '''
 
 # Hides installed packages from the CLI (what a venv without the extra looks like): find_spec gives None and
@@ -144,6 +144,26 @@ def test_a_class_tutor_takes_constructor_arguments(cwd: Path, command: str) -> N
     assert "are for model tutors" not in text  # the old, wrong advice
     done = tutorzoo(*base, "--tutor-arg", "depth=3", cwd=cwd)
     assert done.returncode == 0, flat(done)
+
+
+def test_one_class_twice_under_display_names_with_its_own_options(cwd: Path) -> None:
+    done = tutorzoo("eval", "--limit", "2", "--tutor", "shallow=my_tutors:NeedsDepth", "--tutor",
+                    "deep=my_tutors:NeedsDepth", "--tutor-arg", "shallow:depth=2", "--tutor-arg", "deep:depth=5",
+                    "--workers", "2", "--no-html", "--out", "e", cwd=cwd)
+    assert done.returncode == 0, flat(done)
+    records = [json.loads(x) for x in (cwd / "e" / "episodes.jsonl").open()]
+    said = {r["tutor"]: {t["utterance"].split(":")[0] for t in r["transcript"] if t["speaker"] == "tutor"}
+            for r in records}
+    assert said == {"shallow": {"At depth 2"}, "deep": {"At depth 5"}}  # each built with its own options
+    assert "shallow vs deep" in flat(done) or "deep vs shallow" in flat(done)
+    run = json.loads((cwd / "e" / "run.json").read_text())
+    assert run["tutor_specs"] == {"shallow": "my_tutors:NeedsDepth", "deep": "my_tutors:NeedsDepth"}
+
+    done = tutorzoo("eval", "--limit", "1", "--tutor", "my_tutors:NeedsDepth", "--tutor-arg", "other:depth=2",
+                    "--out", "x", cwd=cwd)
+    assert done.returncode == 2 and "names tutor 'other', which is not in this run" in flat(done)
+    done = tutorzoo("eval", "--limit", "1", "--tutor", "socratic", "--tutor", "socratic", "--out", "x", cwd=cwd)
+    assert done.returncode == 2 and "give two runs of one tutor display names" in flat(done)
 
 
 def test_full_tutor_names_at_80_columns(cwd: Path) -> None:
