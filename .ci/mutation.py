@@ -248,7 +248,10 @@ def _copy_tree(dest: Path) -> None:
                             check=True, capture_output=True).stdout.decode().split("\0")
     for rel in filter(None, listed):
         src = ROOT / rel
-        if src.is_file():
+        if src.is_symlink():  # e.g. envs/configs -> ../configs: a link, as in a checkout
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(os.readlink(src), dest / rel)
+        elif src.is_file():
             (dest / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / rel)
 
@@ -412,6 +415,7 @@ def run(targets: list[Target], jobs: int) -> list[ModuleReport]:
                 report.baseline_seconds = seconds  # slower than a plain run (the tracing): a generous timeout
                 if status != "survived":
                     report.baseline_error = f"the unmutated tests fail ({status}): {' '.join(tests)}"
+                    print(f"{t.path}: {report.baseline_error}", flush=True)
                     continue
                 source = (ROOT / t.path).read_text(encoding="utf-8")
                 traced = json.loads(trace_out.read_text(encoding="utf-8"))

@@ -132,3 +132,9 @@ def test_items_in_order_and_kinds_in_kind_order() -> None:
     assert (report.leaked, report.item_ids, report.kinds) == (True, ("q1", "q2"), ("final", "intermediate"))
     clean = find_leaks("Think about it.", keys)
     assert (clean.leaked, clean.item_ids, clean.kinds) == (False, (), ())
+
+
+def test_a_negative_given_does_not_hide_the_positive_answer() -> None:
+    half = AnswerKey("q", "1/2")
+    assert kinds("It is 1/2.", [half], givens=("Start from -1/2.",)) == ("final",)
+    assert kinds("It is -1/2.", [AnswerKey("q", "-1/2")], givens=("Start from 1/2.",)) == ("final",)
