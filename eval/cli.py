@@ -443,8 +443,9 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
         from agents.tutor.registry import TUTORS
 
         for name, cls in TUTORS.items():  # built-ins first, then the adversarial probes
-            console.print(f"{name:10s} {(cls.__doc__ or '').strip().splitlines()[0]}")
-        console.print("Any class with reset(seed) and act(observation, info): --tutor package.module:ClassName")
+            console.print(f"{name:10s} {(cls.__doc__ or '').strip().splitlines()[0]}", markup=False)
+        console.print("Any class with reset(seed) and act(observation, info): --tutor package.module:ClassName "
+                      "(imported from the current folder or PYTHONPATH)", markup=False)
     elif args.what == "personas":
         from agents.student.personas import load_personas
 
@@ -465,7 +466,7 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
 
         for path in sorted(SUITE_DIR.glob("*.yaml")):
             suite = load_suite(str(path))
-            console.print(f"{suite.name:14s} v{suite.version}  {suite.description}")
+            console.print(f"{suite.name:14s} v{suite.version}  {suite.description}", markup=False)
     return EXIT_OK
 
 
