@@ -314,6 +314,7 @@ def cmd_rollout(args: argparse.Namespace, console: Console) -> int:
     out = Path(args.out)
     _check_out_arg(out)
     _positive("--episodes", args.episodes)
+    _positive("--batch-size", args.batch_size)
     if args.seed < 0:
         raise ConfigError(f"--seed must be >= 0, got {args.seed}")
     get_persona(args.persona)  # fail early with a did-you-mean

@@ -105,7 +105,8 @@ def test_out_naming_a_file_is_one_line(first_run: Path, args: list[str]) -> None
 
 
 @pytest.mark.parametrize("count", ["0", "-3"])
-@pytest.mark.parametrize("flag,command", [("--episodes", "rollout"), ("--replicates", "eval")])
+@pytest.mark.parametrize("flag,command", [("--episodes", "rollout"), ("--batch-size", "rollout"),
+                                          ("--replicates", "eval"), ("--limit", "eval")])
 def test_non_positive_counts_are_refused(tmp_path: Path, flag: str, command: str, count: str) -> None:
     one_line_error(tutorzoo(command, flag, count, "--out", "x", cwd=tmp_path), f"{flag} must be >= 1, got {count}")
     assert not (tmp_path / "x").exists()  # nothing written
