@@ -633,8 +633,10 @@ class EpisodeRollout:
             out["env_mask"].append(track.env_mask)
             out["logprobs"].append(track.logprobs)
             out["episode"].append(record)
-        if not vllm:
-            out["logprobs"] = None  # type: ignore[assignment]  # TRL recomputes them (its transformers path)
+        if not vllm or self.mode == "render":
+            # TRL recomputes them (its transformers path); in render mode the trained tokens are the template's
+            # re-tokenised text, not the sampled ids, so the sampler's logprobs would not match them
+            out["logprobs"] = None  # type: ignore[assignment]
         self.last_stats = rollout_stats(out["episode"])
         return out
 
