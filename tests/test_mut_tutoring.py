@@ -248,3 +248,29 @@ def test_dialogue_exchanges_are_credited_after_the_reply() -> None:
     # the tutor opens (nothing to credit yet), then each of its later turns sees the exchange before it
     assert [(r, c) for _, r, c in dialogue] == [(0.0, {}), (1.0, {"per_exchange": 1.0})]
     assert model.exchanges == [1, 2]
+
+
+def test_the_tutor_watches_each_pretest_answer_with_its_result() -> None:
+    env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=1)
+    env.reset(seed=0)
+    answers = iter(["I do not know.", WRONG])
+    watched = []
+    for agent in env.agent_iter(max_iter=500):
+        obs, _r, term, trunc, info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        if agent == "tutor":
+            if obs["text"].startswith("Pre-test question"):
+                watched.append((obs["text"], len(info["messages"]), info["observe_only"]))
+            env.step(QUESTION)
+        elif "item" in info and info["phase"] == "pretest":
+            env.step(next(answers, None) or right(info["item"]))
+        else:
+            env.step(right(info["item"]) if "item" in info else "ok")
+    assert [w[0].split(":", 1)[0] for w in watched] == ["Pre-test question 1/3", "Pre-test question 2/3",
+                                                         "Pre-test question 3/3"]
+    assert [w[0].rsplit("Result: ", 1)[1] for w in watched] == ["invalid (no answer found)", "incorrect", "correct"]
+    # the system prompt only while the tutor watches; the pre-test summary joins its messages with the last answer
+    assert [w[1] for w in watched] == [1, 1, 2]
+    assert all(w[2] for w in watched)
