@@ -223,10 +223,20 @@ def test_tutor_actions_while_observing_are_not_turns() -> None:
 
 def test_dead_steps_after_the_end_change_nothing() -> None:
     env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=1)
-    play(env)
-    before = env.episode_record()
-    assert env.agents == []
-    assert env.episode_record() == before
+    env.reset(seed=0)
+    at_end = None
+    for agent in env.agent_iter(max_iter=500):
+        _obs, _r, term, trunc, info = env.last()
+        if term or trunc:
+            at_end = at_end or env.episode_record()
+            env.step(None)
+            continue
+        if agent == "tutor":
+            env.step(QUESTION)
+        else:
+            env.step(right(info["item"]) if "item" in info else "ok")
+    assert at_end is not None and env.agents == []
+    assert env.episode_record() == at_end
 
 
 def test_dialogue_exchanges_are_credited_after_the_reply() -> None:
