@@ -793,6 +793,8 @@ class ContentReader:
                                     *(q.expected for q in k.questions if q.expected and len(q.expected) > 20)]
             for t in texts:
                 self._add(k.id, t, "fact")
+            for link in k.links:  # a bridge to another discipline says something true about the component
+                self._add(k.id, link.bridge, "fact")
             for q in k.questions:  # what the curriculum asks about the component (each has an answer)
                 self._add(k.id, q.text, "question")
         for m in task.misconceptions:

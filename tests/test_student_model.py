@@ -120,7 +120,9 @@ def test_counterexample_repairs_durably_negation_only_suppresses(kind: str) -> N
     assert counter["repaired"] >= 0.5, counter
     assert negation["repaired"] == 0.0, "plain negation never repairs"
     assert negation["suppressed"] >= 0.6, negation
-    assert negation["post_mis"] - counter["post_mis"] >= 0.12, (negation, counter)
+    # the gap is 0.10-0.11 over 500 seeds (s.e. of the difference about 0.03): a relapsed misconception now
+    # competes with what the student learned meanwhile (model._competing), so it shows less often than before
+    assert negation["post_mis"] - counter["post_mis"] >= 0.08, (negation, counter)
     assert negation["relapse"] >= 0.25, "a misconception suppressed by negation comes back at the post-test"
 
 

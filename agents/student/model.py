@@ -18,7 +18,8 @@ each task misconception held (``active``) with probability ``misconception_rate`
 .. math:: P(\text{correct}) = (1 - m)\,[L_K (1 - S') + (1 - L_K) G] \quad (m = \text{misread rate})
 
 with :math:`G` = ``guess`` for free answers and a uniformly random letter (:math:`G = 1/n`) for multiple choice.
-Before that, an ``active`` misconception the item has an answer for fires with :math:`p = 0.8` and produces that
+Before that, an ``active`` misconception the item has an answer for fires with :math:`p = 0.8 (1 - 0.4 L_k)` (the
+wrong rule competes with the right one on its component :math:`k`) and produces that
 answer and its wrong steps; a memorised item (its answer was told) is recalled with :math:`p = 0.9`. Memory is
 keyed by item id, so it does not transfer to isomorphic items.
 
@@ -77,13 +78,16 @@ hinder experts; here a near-master gains a fifth of a novice's); questions succe
 and teach :math:`w = 2` on success, 0.25 on failure — the testing/generation effect (Roediger & Karpicke,
 2006), which needs prior knowledge, so questioning pays strong students and fails novices (the reverse of
 explanations); a demand two Bloom levels above the student confuses and two below bores (ZPD, Vygotsky);
-ICAP (Chi & Wylie, 2014): passive (explanation, x0.7 with uptake) < active (recall question) < constructive
+ICAP (Chi & Wylie, 2014): passive (explanation, x1.0 with uptake) < active (recall question) < constructive
 (apply/explain question, success x2) < interactive (a scaffold on the student's own turn, +0.4 success);
-transfer (x1.3 and the linked component's step) pays only from :math:`L_k \ge 0.5` and distracts before
+transfer (x1.5 and the linked component's step) pays only from :math:`L_k \ge 0.5` and distracts before
 (x0.6) — transfer needs a base (Bransford & Schwartz, 1999); plain negation only suppresses (relapse before
-the post-test), a counterexample repairs — conceptual change (Posner et al., 1982); the same move on the same
-component again keeps :math:`\max(0.5, 0.85^r)` of its weight after :math:`r` repeats (diminishing returns
-of massed practice); mastery moves by the expected BKT transition (Corbett & Anderson, 1995).
+the post-test), a counterexample repairs — conceptual change (Posner et al., 1982), which needs
+dissatisfaction: it repairs with 0.85 right after the student used the idea, 0.3 if it voiced it earlier, 0.15
+blind; an active misconception fires with :math:`(1 - 0.4 L_k)` of its rate, competing with the right rule
+(Siegler's overlapping waves); the same move again (on any component) keeps :math:`\max(0.5, 0.85^r)` of its
+weight after :math:`r` repeats and costs :math:`0.01 \min(r, 4)` engagement (diminishing returns of massed,
+monotonous practice); mastery moves by the expected BKT transition (Corbett & Anderson, 1995).
 
 **Forgetting** applies once, before the first post-test item, to what was learned in the session:
 :math:`L_k \leftarrow L_k^0 + (L_k - L_k^0)(1 - F)` when :math:`L_k > L_k^0` (prior knowledge is not lost in
@@ -110,7 +114,7 @@ from envs.acts import TutorAct
 from envs.labels import BLOOM_LEVELS, GUIDANCE_TO_BLOOM
 from envs.tasks.base import Item, KCLink, KnowledgeComponent, Misconception, Task
 
-BASE_LEARN = 0.25
+BASE_LEARN = 0.35
 ACTIVE, SUPPRESSED, REPAIRED = "active", "suppressed", "repaired"
 
 GENERATIVE_STRATEGIES = frozenset({"follow_up_question", "hint", "break_down", "scenario_question"})
@@ -118,14 +122,19 @@ GENERATIVE_INTENTS = frozenset({"guide_reasoning", "check_understanding"})
 SCAFFOLDS = frozenset({"hint", "break_down"})
 COUNTER_STRATEGIES = frozenset({"scenario_question", "analogy"})
 
-W_SUCCESS, W_FAIL, W_EXPLAIN, W_REVEAL = 2.0, 0.25, 0.7, 0.1
+W_SUCCESS, W_FAIL, W_EXPLAIN, W_REVEAL = 2.0, 0.25, 1.0, 0.1
 W_FAIL_SCAFFOLDED = 0.5  # a failed attempt inside a hint/break-down still gets worked through with help
 ZONE_SUCCESS = {"within": 1.0, "stretch": 0.8, "above": 0.25, "below": 1.0}
 ZONE_LEARN = {"within": 1.0, "stretch": 1.0, "above": 0.15, "below": 0.3}
 SCAFFOLD_BOOST = 0.4
 P_FIRE_DIALOGUE, P_FIRE_EXPLAIN, P_FIRE_SUPPRESSED, P_FIRE_TEST = 0.75, 0.4, 0.05, 0.8
 P_REPAIR_SHOWN, P_REPAIR_UNSHOWN, P_SUPPRESS_SHOWN, P_SUPPRESS_UNSHOWN = 0.85, 0.3, 0.9, 0.7
-REPAIR_BONUS, TRANSFER_BOOST, TRANSFER_LINKED = 0.4, 1.3, 0.8
+# conceptual change needs dissatisfaction: a counterexample right after the student used the idea convinces
+# (0.85); one to an idea it voiced earlier less (0.5); one to an idea it never voiced rarely (0.15)
+P_REPAIR_EARLIER, P_REPAIR_BLIND = 0.3, 0.15
+COMPETITION = 0.4  # an active misconception fires with p (1 - 0.6 L) of its component (see _competing)
+MONOTONY = 0.01  # engagement lost per earlier repeat of the same move (up to four)
+REPAIR_BONUS, TRANSFER_BOOST, TRANSFER_LINKED = 0.4, 1.5, 0.8
 P_RECALL, P_MEMORISE = 0.9, 0.95
 BOREDOM = 0.15
 W_SUMMARY = 0.3
@@ -166,7 +175,7 @@ class StudentState:
     steps_cache: dict = field(default_factory=dict)  # the verbaliser's solution steps per KC (fixed per task)
     forgotten: bool = False
     turns: int = 0
-    moves: dict = field(default_factory=dict)  # (kc, mode, intent, strategy, level) -> times played
+    moves: dict = field(default_factory=dict)  # (mode, intent, strategy, level) -> times played
 
     @property
     def seen_items(self) -> frozenset[str]:
@@ -443,10 +452,13 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
             label = "clear_understanding" if rng.random() < lk else "vague_understanding"
             plan = Plan(kind, label, max(0, min(demand, state.bloom, 1 if mode == "explain" else 0)), kc, None, disc)
 
-    # the same move on the same component again and again: each repeat is worth less (diminishing returns)
-    signature = (kc, mode, act.intent, act.strategy, act.guidance_level)
+    # the same move again and again (on any component): each repeat is worth less (diminishing returns), and a
+    # monotonous session wears engagement down
+    signature = (mode, act.intent, act.strategy, act.guidance_level)
     repeats = state.moves.get(signature, 0)
     state.moves[signature] = repeats + 1
+    if repeats:
+        state.engagement = max(0.02, state.engagement - MONOTONY * min(repeats, 4))
     if w > 0.0:
         eng = 0.2 + 0.8 * state.engagement
         z = ZONE_LEARN[zone]
@@ -511,10 +523,17 @@ def _preference(pref: str, act: TutorAct, mode: str) -> float:
     return 1.0
 
 
+def _competing(state: StudentState, kc: str) -> float:
+    """How strongly an active misconception competes with the correct knowledge of its component: the wrong
+    rule is chosen less often as the right one gains strength (strategy choice by relative strength,
+    Siegler's overlapping waves): ``1 - 0.4 L``."""
+    return 1.0 - COMPETITION * state.mastery.get(kc, 0.0)
+
+
 def _fire(state: StudentState, held: list[str], p_active: float, rng: np.random.Generator) -> str | None:
     for mid in held:
         s = state.status[mid]
-        if s == ACTIVE and rng.random() < p_active:
+        if s == ACTIVE and rng.random() < p_active * _competing(state, state.misconceptions[mid].kc):
             return mid
         if s == SUPPRESSED and rng.random() < P_FIRE_SUPPRESSED:
             return mid
@@ -545,8 +564,12 @@ def _repair(state: StudentState, act: TutorAct, kc: str, shown: str | None, rng:
         if counter:
             # a misconception the student has put into words (just now, or earlier) can be confronted
             # ... with this misconception's own counterexample (named), not any scenario on its component
-            voiced = (shown == mid or mid in state.voiced) and named
-            prob = (P_REPAIR_SHOWN if voiced else P_REPAIR_UNSHOWN) * (0.6 + 0.4 * state.engagement)
+            if reading is None:  # hand-built acts keep the labelled model's two levels
+                voiced = (shown == mid or mid in state.voiced) and named
+                base = P_REPAIR_SHOWN if voiced else P_REPAIR_UNSHOWN
+            else:
+                base = P_REPAIR_SHOWN if shown == mid else P_REPAIR_EARLIER if mid in state.voiced else P_REPAIR_BLIND
+            prob = base * (0.6 + 0.4 * state.engagement)
             if rng.random() < prob:
                 state.status[mid] = REPAIRED
                 state.mastery[mkc] += REPAIR_BONUS * (1.0 - state.mastery[mkc])
@@ -586,7 +609,8 @@ def answer_item(state: StudentState, item: Item, rng: np.random.Generator) -> An
         state.last_shown = None
         return Answer("memorised", item.answer, True)
     for mid, wrong in item.misconception_answers.items():
-        if state.status.get(mid) == ACTIVE and state.misconceptions[mid].kc in item.kcs and rng.random() < P_FIRE_TEST:
+        mkc = state.misconceptions[mid].kc
+        if state.status.get(mid) == ACTIVE and mkc in item.kcs and rng.random() < P_FIRE_TEST * _competing(state, mkc):
             state.last_shown = mid
             state.voiced.add(mid)
             return Answer("misconception", wrong, wrong == item.answer, mid)

@@ -62,9 +62,12 @@ class SimulatedStudent:
         self.state = None
 
     def _seed_streams(self, seq: np.random.SeedSequence) -> None:
-        model_seq, text_seq = seq.spawn(2)
+        # the post-test answers draw from their own stream: every tutor's student meets the same uniforms on
+        # the post-test (common random numbers), so paired comparisons measure the tutors, not the dice
+        model_seq, text_seq, test_seq = seq.spawn(3)
         self._rng = np.random.default_rng(model_seq)
         self._text_rng = np.random.default_rng(text_seq)
+        self._test_rng = np.random.default_rng(test_seq)
 
     def _start(self, info: dict) -> StudentState:
         task = info.get("task")
@@ -93,9 +96,10 @@ class SimulatedStudent:
         item = info.get("item")
         if not isinstance(item, Item):
             raise ValueError(f"info['item'] must be an Item in the {phase} phase, got {type(item).__name__}")
+        rng = self._test_rng if phase == "posttest" else self._rng
         if phase == "posttest":
-            begin_posttest(state, self._rng)
-        ans = answer_item(state, item, self._rng)
+            begin_posttest(state, rng)
+        ans = answer_item(state, item, rng)
         return self.verbaliser.answer(item, ans, state, self._text_rng)
 
     def _dialogue(self, state: StudentState, info: dict) -> StudentTurn:

@@ -12,6 +12,7 @@ from agents.tutor.base import ActTutor
 from envs.act_text import verbalise_act
 from envs.acts import TutorAct
 from envs.annotate import END_MARKER
+from envs.content import ContentReader
 from envs.labels import INTENTS, STRATEGIES
 from envs.leak import AnswerKey, find_leaks
 from envs.spaces import ACT_NVEC, decode_tutor_features
@@ -97,6 +98,8 @@ class SocraticTutor(ActTutor):
             if mis is not None and self._repairs.get(mis, 0) < 2:  # a shown misconception: counterexample
                 self._repairs[mis] = self._repairs.get(mis, 0) + 1
                 mis_kc = task.kc(next(m.kc for m in task.misconceptions if m.id == mis))
+                if self._level.get(mis_kc.id, 0) == 0:  # a novice also needs the right way shown, not only refuted
+                    return _act("introduce_concept", "scenario_question", "L1", mis_kc, task, misconception=mis), mis
                 return _act("guide_reasoning", "scenario_question", "L2", mis_kc, task, misconception=mis), mis
         if state in ("incorrect", "expression_difficulty", "vague_understanding"):
             self._stuck[kc.id] = self._stuck.get(kc.id, 0) + 1
@@ -148,6 +151,9 @@ class SocraticTutor(ActTutor):
         suspects = self._suspects.get(kc.id, [])
         if suspects and self._repairs.get(suspects[0], 0) == 0:
             self._repairs[suspects[0]] = 1
+            if self._level[kc.id] == 0:  # a novice: the counterexample with a worked example of the right way
+                return _act("introduce_concept", "scenario_question", "L1", kc, task,
+                            misconception=suspects[0]), suspects[0]
             return _act("guide_reasoning", "scenario_question", "L2", kc, task, misconception=suspects[0]), suspects[0]
         if self._level[kc.id] == 0:
             return _act("introduce_concept", None, "L1", kc, task), None  # novice: a worked example first
@@ -155,13 +161,16 @@ class SocraticTutor(ActTutor):
 
     def _make_plan(self, info: dict, task: Task) -> None:
         acc: dict[str, list[bool]] = {k.id: [] for k in task.knowledge_components}
+        reader = ContentReader.for_task(task)
         for r in info.get("pretest", []):
+            shown = set(reader.read(r["response"]).affirmed) if not r["correct"] else set()
             for kc_id in r.get("kcs", []):
                 if kc_id in acc:
                     acc[kc_id].append(bool(r["correct"]))
                     if not r["correct"]:
                         for m in task.misconceptions:
-                            if m.kc == kc_id and _overlap(r["response"], m) >= 2:
+                            if m.kc == kc_id and (m.id in shown or _overlap(r["response"], m) >= 2) and \
+                                    m.id not in self._suspects.get(kc_id, []):
                                 self._suspects.setdefault(kc_id, []).append(m.id)
         est = {k: (sum(v) / len(v) if v else 0.5) for k, v in acc.items()}
         self._level = {k: (0 if e < 0.5 else 1) for k, e in est.items()}
@@ -172,8 +181,14 @@ class SocraticTutor(ActTutor):
         self._plan = [k.id for k in order]
 
     def _diagnose(self, text: str, task: Task, kc: KnowledgeComponent) -> str | None:
-        """The misconception the student's words show: the current component's first (2 shared signature words
-        suffice), any other only on strong evidence (4), else a suspect of the current component."""
+        """The misconception the student's words show: one whose rule produces the student's own numbers (read
+        with the content reader, the domain knowledge any teacher has), else the current component's first (2
+        shared signature words suffice), any other only on strong evidence (4), else a suspect of the current
+        component."""
+        affirmed = [m for m in ContentReader.for_task(task).read(text).affirmed
+                    if self._repairs.get(m, 0) < 2]
+        if affirmed:
+            return affirmed[0]
         def best_of(candidates, threshold):
             scored = [(_overlap(text, m), m.id) for m in candidates]
             scored = [x for x in scored if x[0] >= threshold]
