@@ -12,7 +12,7 @@ from test_metrics import iso_record, student, tutor, varied_records
 
 from envs.errors import DatasetError
 from eval.metrics import episode_metrics, pnir, suite_metrics
-from eval.metrics.educationq import PairCounts
+from eval.metrics.educationq import PairCounts, item_pairs
 from eval.metrics.mrbench import damr_counts, tutor_labels
 from eval.metrics.stats import (
     DEFAULT_CONFIDENCE,
@@ -292,3 +292,12 @@ def test_damr_counts_and_unknown_dimension():
     turns = [{"speaker": "tutor", "mrbench": {"revealing_answer": "yes"}, "reveals_answer": False},
              {"speaker": "student"}, {"speaker": "tutor", "reveals_answer": None}, {"speaker": "tutor"}]
     assert tutor_labels(turns) == [{"revealing_answer": "yes"}, {}, {}]
+
+
+@pytest.mark.parametrize(("seed", "expected"), [(7, 7), (True, -1), ("7", -1), (None, -1)])
+def test_item_key_seed_is_an_int_or_minus_one(seed, expected):
+    rec = iso_record([(False, True)])
+    rec["spec"]["seed"] = seed
+    assert item_pairs(rec, "isomorphic", "t")[0].key == ("math", "t1", "p", expected, "q0")
+    rec["spec"] = "not a mapping"
+    assert item_pairs(rec, "isomorphic", "t")[0].key == ("", "", "", -1, "q0")
