@@ -64,15 +64,24 @@ def build(records: Sequence[dict], kind: Any | None = None, judged: bool = False
     """Metrics per tutor (the kind's), the ranking, the failure summary and what was not computed.
 
     ``kind`` defaults to the ``episodes`` kind; ``records`` should be in canonical order (the runner's).
+    For episodes, the metrics rest on the scored episodes only (no tutor, student or harness failure): an
+    episode cut short by a failure is counted and listed, never averaged in; a tutor with none scored has
+    every metric undefined (n/a), not a number computed from empty transcripts.
     """
     from eval.kinds import get_kind
     from eval.report_paired import paired_comparisons, replicate_spread
-    from eval.runner import failure_summary, tutor_health
+    from eval.runner import failure_summary, has_hard_failure, tutor_health
 
     kind = kind if kind is not None else get_kind("episodes")
-    metrics = dict(kind.metrics(list(records), judged))
+    # item kinds count their own failures as metrics (e.g. tutor_failure_rate): they see every record
+    scored = [r for r in records if not has_hard_failure(r)] if kind.name == "episodes" else list(records)
+    metrics = dict(kind.metrics(scored, judged))
     specs = {name: _spec_dict(spec) for name, spec in metrics.pop("specs", {}).items()}
     groups = metrics["groups"]
+    for tutor in dict.fromkeys(str(r.get("tutor")) for r in records):
+        if tutor not in groups:  # nothing scored: every metric undefined
+            groups[tutor] = {"n_episodes": 0, "n_units": 0, "metrics": {
+                name: {"mean": None, "ci_low": None, "ci_high": None, "n": 0} for name in specs}}
     for group in groups.values():
         group.setdefault("n_units", group.get("n_episodes", 0))
     rank_metric = kind.rank_metric

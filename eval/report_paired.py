@@ -39,10 +39,6 @@ def _key(record: Mapping) -> str | None:
     return None
 
 
-def _hard_failure(record: Mapping) -> bool:
-    return any(not (isinstance(f, Mapping) and f.get("agent") == "judge") for f in record.get("failures") or [])
-
-
 def _finite(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return None
@@ -53,11 +49,12 @@ def unit_values(records: Sequence[Mapping], metrics: Sequence[str]) -> dict[str,
     """``{metric: {tutor: {unit key: value}}}`` over the scored records: a top-level number of the record
     (``learning_gain``) or the episode-level metric of :func:`eval.metrics.suite.parse_episode`."""
     from eval.metrics.suite import parse_episode
+    from eval.runner import has_hard_failure
 
     out: dict[str, dict[str, dict[str, float]]] = {m: {} for m in metrics}
     for record in records:
         key = _key(record)
-        if key is None or _hard_failure(record):
+        if key is None or has_hard_failure(dict(record)):
             continue
         parsed: dict[str, Any] | None = None
         for metric in metrics:

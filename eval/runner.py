@@ -511,6 +511,12 @@ def failure_summary(records: Sequence[dict]) -> dict[str, Any]:
     }
 
 
+def has_hard_failure(record: dict) -> bool:
+    """A tutor, student or harness failure: the unit was not played to the end, so it is not scored. A judge
+    failure loses a judged metric only."""
+    return any(not (isinstance(f, dict) and f.get("agent") == "judge") for f in record.get("failures") or [])
+
+
 def _share(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
@@ -529,8 +535,7 @@ def tutor_health(records: Sequence[dict], tutors: Sequence[str] | None = None) -
                                                          "turns": 0, "invalid_turns": 0, "clipped_turns": 0})
         h["n"] += 1
         failures = record.get("failures") or []
-        # a judge failure loses a judged metric, not the episode: the record still counts as scored
-        if any(not (isinstance(f, dict) and f.get("agent") == "judge") for f in failures):
+        if has_hard_failure(record):
             h["failed"] += 1
         else:
             h["scored"] += 1

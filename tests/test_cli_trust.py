@@ -111,6 +111,8 @@ def test_a_tutor_that_scored_nothing_fails_the_command(cwd: Path) -> None:
     assert "tutor my_tutors:Raises scored nothing (tutor: RuntimeError x2)" in flat(done)
     metrics = json.loads((cwd / "e" / "metrics.json").read_text())
     assert metrics["groups"]["my_tutors:Raises"]["n_scored"] == 0  # the leaderboard's N
+    # no number made from the empty transcripts of failed episodes: every metric undefined
+    assert all(m["mean"] is None for m in metrics["groups"]["my_tutors:Raises"]["metrics"].values())
     assert metrics["health"]["socratic"] == {**metrics["health"]["socratic"], "n": 2, "scored": 2, "failed": 0}
 
 
