@@ -236,7 +236,16 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> int:
     _check_tutor_extras([specs.get(t, t) for t in tutors])
     if args.wandb:  # before the run, not after it
         require_extra(["wandb"], "wandb", "--wandb")
+    if args.executor == "ray":
+        require_extra(["ray"], "ray", "--executor ray")
     judge_config = _judge_config(args)
+    if judge_config is not None:
+        for prefix, (modules, extra) in _MODEL_EXTRAS.items():
+            if str(judge_config.backend).startswith(prefix):
+                require_extra(modules, extra, f"--judge {judge_config.backend}")
+    if not args.no_html and importlib.util.find_spec("matplotlib") is None:  # said now, not after the run
+        console.print("report.html will not be written: it needs matplotlib: " + INSTALL_HINT.format(extra="report")
+                      + "; or pass --no-html", markup=False, soft_wrap=True)
     tutor_kwargs, per_tutor = _tutor_kwargs(args, tutors, specs)
     student, student_kwargs = _student(args)
     if student is not None:

@@ -122,8 +122,10 @@ def test_a_tutor_that_scored_nothing_fails_the_command(cwd: Path) -> None:
       "--wandb needs wandb, which is not installed: pip install -e '.[wandb]'"),
      (["train", "sft"], "torch", "tutorzoo train sft needs torch, which is not installed: pip install -e '.[train]'"),
      (["rollout", "--tutor", "hf:./models/tiny", "--out", "r"], "torch,transformers",
-      "tutor 'hf:./models/tiny' needs torch, transformers, which are not installed: pip install -e '.[hf]'")],
-    ids=["wandb", "train", "hf-tutor"],
+      "tutor 'hf:./models/tiny' needs torch, transformers, which are not installed: pip install -e '.[hf]'"),
+     (["eval", "--limit", "1", "--tutor", "random", "--executor", "ray", "--out", "e"], "ray",
+      "--executor ray needs ray, which is not installed: pip install -e '.[ray]'")],
+    ids=["wandb", "train", "hf-tutor", "ray"],
 )
 def test_missing_extras_are_named_before_any_work(cwd: Path, args: list[str], hide: str, needle: str) -> None:
     done = tutorzoo(*args, cwd=cwd, hide=hide)
@@ -132,6 +134,15 @@ def test_missing_extras_are_named_before_any_work(cwd: Path, args: list[str], hi
     assert needle in text and "(or `make install`" in text  # brackets printed literally
     assert "Traceback" not in text and len(text.splitlines()) == 1
     assert not (cwd / "e").exists() and not (cwd / "r").exists()  # checked before the run, not after
+
+
+def test_missing_matplotlib_is_said_before_the_run(cwd: Path) -> None:
+    done = tutorzoo("eval", "--limit", "1", "--tutor", "random", "--workers", "1", "--out", "e", cwd=cwd,
+                    hide="matplotlib")
+    assert done.returncode == 0, flat(done)  # the run and its other reports still happen
+    note = "report.html will not be written: it needs matplotlib: pip install -e '.[report]'"
+    assert note in flat(done) and flat(done).index(note) < flat(done).index("Suite default")
+    assert (cwd / "e" / "report.md").exists() and not (cwd / "e" / "report.html").exists()
 
 
 @pytest.mark.parametrize("command", ["rollout", "eval"])
