@@ -492,7 +492,7 @@ class TutoringEnv(AECEnv):
         self.phase = "done"
 
     def episode_record(self, copy: bool = True) -> dict:
-        """The episode as one JSON-able object (the ``episodes.jsonl`` record of DESIGN.md).
+        """The episode as one JSON-able object (the ``episodes.jsonl`` record of docs/design.md).
 
         ``copy=False`` shares the env's own lists (for a reward model that only reads them, at episode end).
         """

@@ -1,4 +1,4 @@
-"""The simulated student's cognitive model and policy: the effects DESIGN.md requires, each with a margin.
+"""The simulated student's cognitive model and policy: the effects docs/design.md requires, each with a margin.
 
 Every comparison runs a few hundred seeded episodes of the same persona, so a sign cannot come out right
 by luck; margins are several standard errors wide.

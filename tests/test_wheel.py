@@ -140,9 +140,6 @@ def test_installed_episode_is_the_checkouts(installed: dict, task_set: str, seed
     assert out.strip() == json.dumps(here, sort_keys=True)
 
 
-@pytest.mark.xfail(strict=True, reason="agents/student/personas.py finds PERSONA_DIR through "
-                   "Path(__file__).parents[2]; needs `PERSONA_DIR = config_dir('personas')` (envs.resources), "
-                   "a file owned by another issue")
 def test_installed_cli_lists_every_persona(installed: dict) -> None:
     out = _run(installed, installed["tutorzoo"], "list", "personas")
     assert len([line for line in out.splitlines() if line.strip()]) == _personas_in_checkout()

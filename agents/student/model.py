@@ -1,7 +1,7 @@
 r"""The simulated student's latent cognitive model: pure state plus update functions that take a Generator.
 
 State (:class:`StudentState`, plain floats and dicts so a turn costs microseconds): per knowledge component
-(KC) a mastery :math:`L_k \in [0, 1]` (knowledge tracing, SPEC.md §8), the misconceptions the student holds
+(KC) a mastery :math:`L_k \in [0, 1]` (knowledge tracing, docs/spec.md §8), the misconceptions the student holds
 with a status ``active`` / ``suppressed`` / ``repaired``, a Bloom level :math:`b \in \{0..5\}`, engagement
 :math:`e`, confidence and anxiety, and the item answers it memorised when told.
 
@@ -78,7 +78,7 @@ hinder experts; here a near-master gains a fifth of a novice's); questions succe
 and teach :math:`w = 2` on success, 0.25 on failure — the testing/generation effect (Roediger & Karpicke,
 2006), which needs prior knowledge, so questioning pays strong students and fails novices (the reverse of
 explanations); a demand two Bloom levels above the student confuses and two below bores (ZPD, Vygotsky);
-ICAP (Chi & Wylie, 2014): passive (explanation, x1.0 with uptake) < active (recall question) < constructive
+ICAP (Chi & Wylie, 2014): passive (explanation, x0.85 with uptake) < active (recall question) < constructive
 (apply/explain question, success x2) < interactive (a scaffold on the student's own turn, +0.4 success);
 transfer (x1.5 and the linked component's step) pays only from :math:`L_k \ge 0.5` and distracts before
 (x0.6) — transfer needs a base (Bransford & Schwartz, 1999); plain negation only suppresses (relapse before
@@ -122,7 +122,7 @@ GENERATIVE_INTENTS = frozenset({"guide_reasoning", "check_understanding"})
 SCAFFOLDS = frozenset({"hint", "break_down"})
 COUNTER_STRATEGIES = frozenset({"scenario_question", "analogy"})
 
-W_SUCCESS, W_FAIL, W_EXPLAIN, W_REVEAL = 2.0, 0.25, 1.0, 0.1
+W_SUCCESS, W_FAIL, W_EXPLAIN, W_REVEAL = 2.0, 0.25, 0.85, 0.1
 W_FAIL_SCAFFOLDED = 0.5  # a failed attempt inside a hint/break-down still gets worked through with help
 ZONE_SUCCESS = {"within": 1.0, "stretch": 0.8, "above": 0.25, "below": 1.0}
 ZONE_LEARN = {"within": 1.0, "stretch": 1.0, "above": 0.15, "below": 0.3}

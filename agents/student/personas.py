@@ -1,6 +1,6 @@
 """Student personas: the parameters of the simulated student, loaded from ``configs/personas/*.yaml``.
 
-A persona fixes the knowledge-tracing parameters (SPEC.md §8: prior, learn, guess, slip, forget) and the
+A persona fixes the knowledge-tracing parameters (docs/spec.md §8: prior, learn, guess, slip, forget) and the
 dimensions SID leaves for future work (learning speed, affect, metacognition, strategy preference, prior
 knowledge, help seeking, verbosity, grade). Every persona belongs to a *family*:
 
@@ -37,9 +37,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envs.config import read_yaml_mapping
 from envs.errors import ConfigError
+from envs.resources import config_dir
 from envs.tasks.base import Bloom
 
-PERSONA_DIR = Path(__file__).resolve().parents[2] / "configs" / "personas"
+PERSONA_DIR = config_dir("personas")
 
 CoreType = Literal["all_round", "weak_knowledge", "low_motivation"]
 Scenario = Literal[

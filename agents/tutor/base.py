@@ -13,7 +13,7 @@ from envs.tasks.base import Task
 
 @runtime_checkable
 class TutorPolicy(Protocol):
-    """What the env and the runners need from a tutor (DESIGN.md public contract).
+    """What the env and the runners need from a tutor (docs/design.md, the public contract).
 
     Batched backends may also offer ``act_batch(list[tuple[dict, dict]]) -> list[str]``.
     """
