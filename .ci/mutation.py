@@ -61,7 +61,7 @@ TARGETS: tuple[Target, ...] = (
     Target("eval/metrics/stats.py", _METRICS_TESTS),
     Target("eval/metrics/educationq.py", _METRICS_TESTS),
     Target("eval/metrics/suite.py", _METRICS_TESTS),
-    Target("eval/metrics/mathdial.py", _METRICS_TESTS),
+    Target("eval/metrics/mathdial.py", (*_METRICS_TESTS, "tests/test_peers_mathdial.py")),
     Target("eval/metrics/mrbench.py", _METRICS_TESTS),
     Target("rewards/sid.py", _METRICS_TESTS),
     Target("rewards/gate.py", _REWARD_TESTS),

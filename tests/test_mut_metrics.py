@@ -301,3 +301,39 @@ def test_item_key_seed_is_an_int_or_minus_one(seed, expected):
     assert item_pairs(rec, "isomorphic", "t")[0].key == ("math", "t1", "p", expected, "q0")
     rec["spec"] = "not a mapping"
     assert item_pairs(rec, "isomorphic", "t")[0].key == ("", "", "", -1, "q0")
+
+
+def test_one_pair_is_enough_for_a_value_and_an_interval():
+    m = suite_metrics([iso_record([(False, True)])], n_resamples=20)["groups"]["socratic"]["metrics"]
+    assert m["ACC_pre"] == {"mean": 0.0, "ci_low": 0.0, "ci_high": 0.0, "n": 1}
+    assert m["ACC_post"] == {"mean": 100.0, "ci_low": 100.0, "ci_high": 100.0, "n": 1}
+
+
+def _rare_subject_records() -> list[dict]:
+    """Chemistry in one episode of six, and one episode without pairs: many resamples lack a subject."""
+    t, f = True, False
+    episodes = [([(f, t)], ["math"]), ([(t, t)], ["math"]), ([(t, f)], ["physics"]), ([(f, f)], ["math"]),
+                ([(f, t)], ["chemistry"]), ([], [])]
+    return [iso_record(results, subjects=subjects or None, seed=i) for i, (results, subjects) in enumerate(episodes)]
+
+
+def test_css_interval_when_resamples_lack_a_subject():
+    m = suite_metrics(_rare_subject_records())["groups"]["socratic"]["metrics"]["CSS"]
+    # math: 3 pairs, pre 1 -> post 2 (ALG 33.3); physics -100; chemistry +100. A resample with one subject has
+    # CSS 0, hence the lower end.
+    assert m["mean"] == pytest.approx(float(np.std([100 / 3, -100.0, 100.0])))
+    assert (m["ci_low"], m["ci_high"], m["n"]) == pytest.approx((0.0, 94.28090415820634, 5), rel=1e-12)
+
+
+@pytest.mark.parametrize(("kinds", "gain"), [
+    pytest.param(["same", "same"], None, id="same-only-has-no-iso-gain"),
+    pytest.param(["same", "isomorphic"], 0.5, id="mixed-keeps-it"),
+    pytest.param([], 0.5, id="no-posttest-keeps-it"),
+])
+def test_learning_gain_of_a_same_only_posttest(kinds, gain):
+    pre = [{"item_id": f"q{i}", "correct": False, "kcs": ["k"], "subject": "math"} for i in range(2)]
+    post = [{"item_id": "q0" if k == "same" else "q1_iso", "correct": True, "kind": k,
+             "parallel_of": None if k == "same" else "q1", "subject": "math"} for k in kinds]
+    rec = {**iso_record([]), "pretest": pre, "posttest": post, "learning_gain": 0.5, "learning_gain_same": 1.0}
+    m = episode_metrics(rec)
+    assert (m["learning_gain"], m["learning_gain_same"]) == (gain, 1.0)

@@ -163,7 +163,7 @@ class _Group:
         rows = nanmean_rows(values, self.idx) if self.idx is not None and defined.size else None
         return _summary(point, self._ci(rows), int(defined.size))
 
-    def ratio(self, num: np.ndarray, den: np.ndarray, scale: float = 1.0) -> dict:
+    def ratio(self, num: np.ndarray, den: np.ndarray, scale: float) -> dict:
         total = float(den.sum())
         point = scale * float(num.sum()) / total if total > 0 else None
         rows = scale * ratio_rows(num, den, self.idx) if self.idx is not None and total > 0 else None
