@@ -49,6 +49,62 @@ class FixedActTutor(ActTutor):
         return _act(self.intent, self.strategy, self.level, kc, task, transfer_to=transfer), None
 
 
+class OracleTutor(ActTutor):
+    """Reads the simulated student's hidden state (its :class:`SimulatedStudent`, handed over) and follows the
+    model's rules: a misconception the student just used gets its counterexample (with a worked example for a
+    novice); a held one is drawn out with a question first; otherwise the weakest component gets a worked
+    example while it is weak (L < 0.45), then questions at the student's level, varied so that no move
+    repeats, and a transfer once it is strong. Not a tutor anyone could be: the upper reference."""
+
+    name = "oracle"
+
+    def __init__(self, student: SimulatedStudent) -> None:
+        super().__init__()
+        self.student = student
+
+    def on_reset(self) -> None:
+        self._last: tuple | None = None
+
+    def choose(self, observation: dict, info: dict, task):
+        st = self.student.state
+        if info["turn"] + 1 >= info["max_turns"] or st is None:
+            return _act("summarize", None, "L2", None, task, ends=True), None
+        kcs = {k.id: k for k in task.knowledge_components}
+        active = [m for m, s in st.status.items() if s == "active"]
+        shown = st.last_shown if st.last_shown in active else None
+        if shown is not None:
+            kc = kcs[st.misconceptions[shown].kc]
+            if st.mastery[kc.id] < 0.5:
+                return self._pick(_act("introduce_concept", "scenario_question", "L1", kc, task,
+                                       misconception=shown)), shown
+            return self._pick(_act("guide_reasoning", "scenario_question", "L2", kc, task, misconception=shown)), shown
+        if active:
+            kc = kcs[st.misconceptions[active[0]].kc]
+            return self._pick(_act("check_understanding", None, "L1", kc, task)), None
+        ready = [k for k in kcs if all(st.mastery.get(p, 1.0) >= 0.4 for p in st.prerequisites[k])] or list(kcs)
+        kc = kcs[min(ready, key=lambda k: st.mastery[k])]
+        lk = st.mastery[kc.id]
+        options = []
+        if lk < 0.45:
+            options = [("introduce_concept", None, "L1"), ("guide_reasoning", "hint", "L2"),
+                       ("introduce_concept", "contextualize", "L1")]
+        elif lk < 0.8 or not kc.links:
+            level = "L1" if st.bloom == 0 else "L2" if st.bloom <= 2 else "L3"
+            options = [("guide_reasoning", "follow_up_question", level), ("guide_reasoning", "break_down", level),
+                       ("check_understanding", "follow_up_question", level)]
+        else:
+            options = [("trigger_transfer", None, "L3"), ("guide_reasoning", "follow_up_question", "L3")]
+        for intent, strategy, level in options:
+            if (intent, strategy, level) != self._last:
+                break
+        transfer = kc.links[0].discipline if (kc.links and intent == "trigger_transfer") else None
+        return self._pick(_act(intent, strategy, level, kc, task, transfer_to=transfer)), None
+
+    def _pick(self, act):
+        self._last = (act.intent, act.strategy, act.guidance_level)
+        return act
+
+
 def all_acts() -> list[tuple[str, str | None, str]]:
     """Every intent x strategy (and none) x level, except the closing summary."""
     intents = [i for i in INTENTS if i != "summarize"]
@@ -67,8 +123,12 @@ def family_specs(seeds: int, task_sets=("math", "stem"), per_family: int = 3) ->
 
 def _gain(job) -> float:
     spec, tutor_key = job
-    tutor = make_tutor(tutor_key) if isinstance(tutor_key, str) else FixedActTutor(*tutor_key)
-    return float(run_episode(spec, tutor, SimulatedStudent(spec.persona), str(tutor_key))["learning_gain"] or 0.0)
+    student = SimulatedStudent(spec.persona)
+    if tutor_key == "oracle":
+        tutor = OracleTutor(student)
+    else:
+        tutor = make_tutor(tutor_key) if isinstance(tutor_key, str) else FixedActTutor(*tutor_key)
+    return float(run_episode(spec, tutor, student, str(tutor_key))["learning_gain"] or 0.0)
 
 
 def search(acts, specs, workers: int = 2, extra: tuple[str, ...] = ("socratic",)) -> dict:
