@@ -452,3 +452,17 @@ def test_rubric_params_reach_the_terms(tmp_path: Path) -> None:
     rubric = Rubric.from_yaml(path)
     assert rubric.weights == {"length_penalty": 0.5}
     assert rubric.exchange({"tutor": {"utterance": "x" * 15}}) == {"length_penalty": -0.5}
+
+
+def test_rubric_config_models_are_frozen() -> None:
+    from pydantic import ValidationError
+
+    from rewards.rubric import RubricConfig, TermSpec
+
+    spec = TermSpec(weight=1.0)
+    with pytest.raises(ValidationError):
+        spec.weight = 2.0  # type: ignore[misc]
+    config = RubricConfig(name="x", terms={"learning_gain": 1})
+    with pytest.raises(ValidationError):
+        config.lam = 1.0  # type: ignore[misc]
+    assert TermSpec(weight=0.5, max_chars=3).model_extra == {"max_chars": 3}
