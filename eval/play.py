@@ -30,6 +30,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.rule import Rule
@@ -191,7 +192,8 @@ def _read_turn(read_line: Callable[[str], str], screen: _Screen, info: dict) -> 
 
 
 def play_episode(
-    spec: EpisodeSpec, read_line: Callable[[str], str] = input, console: Console | None = None
+    spec: EpisodeSpec, read_line: Callable[[str], str] = input, console: Console | None = None,
+    student: Any | None = None,
 ) -> dict:
     """Play one episode with a human tutor reading turns from ``read_line``; return its episode record.
 
@@ -212,7 +214,7 @@ def play_episode(
     screen = _Screen(console if console is not None else Console(highlight=False))
     env = tutoring_v0.env(**spec.env_kwargs())
     env.reset(seed=spec.seed)
-    student = SimulatedStudent(spec.persona)
+    student = student if student is not None else SimulatedStudent(spec.persona)  # or an LLM student (--student)
     student.reset(seed=derive_seed(spec.seed, "student"))
     raw = env.unwrapped
     shown = 0  # transcript entries already on screen
@@ -251,7 +253,7 @@ def play_episode(
     return {
         "spec": spec.model_dump(),
         "tutor": TUTOR_NAME,
-        "student": f"simulated:{spec.persona}",
+        "student": getattr(student, "name", f"simulated:{spec.persona}"),
         **record,
         "failures": [],
     }
@@ -270,7 +272,29 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--posttest", choices=["isomorphic", "same", "both"], default="isomorphic")
     p.add_argument("--out", default=None,
                    help="folder whose episodes.jsonl receives the record: appended, never replacing what is there")
+    p.add_argument("--student", default="simulated", help="simulated, llm:<backend> or hybrid:<backend> (e.g. "
+                   "llm:hf:models/tiny): who sits in the student's seat")
+    p.add_argument("--student-arg", action="append", default=[], metavar="KEY=VALUE",
+                   help="repeatable: a backend option of an LLM student (values read as YAML)")
+    p.add_argument("--student-base-url", default=None, help="OpenAI-compatible endpoint for --student llm:openai:M")
     return p
+
+
+def _student(args: argparse.Namespace) -> Any:
+    """The ``--student`` of the session (an LLM student loads its model here, before the session starts)."""
+    import yaml
+
+    from agents.student.llm import make_student_factory
+
+    kwargs: dict = {}
+    for item in args.student_arg:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise TutorZooError(f"--student-arg takes KEY=VALUE, got {item!r}")
+        kwargs[key] = yaml.safe_load(value)
+    if args.student_base_url:
+        kwargs["base_url"] = args.student_base_url
+    return make_student_factory(args.student, **kwargs)(args.persona)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -311,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # play never deletes: each session is one more record (the rule of eval and rollout is to refuse)
             console.print(Text(f"This session will be appended to {path} ({before} records there already; "
                                "nothing in it is replaced).", style="dim"))
-        record = play_episode(spec, input, console)
+        record = play_episode(spec, input, console, _student(args))
         if writer is not None:
             writer(record)
             console.print(Text(f"Recorded the episode ({record['ended_by']}) in {writer.path}", style="bold"))
