@@ -74,3 +74,14 @@ def test_make_student_factory() -> None:
     assert make_student_factory("simulated") is SimulatedStudent
     with pytest.raises(ConfigError, match="need an LLM student"):
         make_student_factory("simulated", threads=1)
+
+
+def test_play_against_an_llm_student(tiny_model_dir: Path) -> None:
+    from agents.student.llm import make_student_factory
+    from envs.config import EpisodeSpec
+    from eval.play import play_episode
+
+    spec = EpisodeSpec(task_set="math", persona="anxious", seed=0, protocol={"max_turns": 2})
+    student = make_student_factory(f"llm:hf:{tiny_model_dir}", threads=1, max_new_tokens=8)(spec.persona)
+    record = play_episode(spec, iter(["What is the first step?", "/end"]).__next__, student=student)
+    assert record["student"].startswith("llm:anxious:") and record["ended_by"] == "end_marker"
