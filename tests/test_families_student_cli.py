@@ -83,5 +83,6 @@ def test_play_against_an_llm_student(tiny_model_dir: Path) -> None:
 
     spec = EpisodeSpec(task_set="math", persona="anxious", seed=0, protocol={"max_turns": 2})
     student = make_student_factory(f"llm:hf:{tiny_model_dir}", threads=1, max_new_tokens=8)(spec.persona)
-    record = play_episode(spec, iter(["What is the first step?", "/end"]).__next__, student=student)
+    lines = iter(["What is the first step?", "/end"])
+    record = play_episode(spec, lambda _prompt: next(lines), student=student)
     assert record["student"].startswith("llm:anxious:") and record["ended_by"] == "end_marker"
