@@ -466,3 +466,26 @@ def test_rubric_config_models_are_frozen() -> None:
     with pytest.raises(ValidationError):
         config.lam = 1.0  # type: ignore[misc]
     assert TermSpec(weight=0.5, max_chars=3).model_extra == {"max_chars": 3}
+
+
+def test_rubric_config_defaults_and_lambda_bound() -> None:
+    from rewards.rubric import RubricConfig
+
+    config = RubricConfig(name="x", terms={"learning_gain": 1})
+    assert (config.lam, config.hard, config.description) == (0.0, False, "")
+    assert RubricConfig(name="x", lam=0.05, terms={"learning_gain": 1}).lam == 0.05
+    rubric = Rubric.from_config(config)
+    assert (rubric.lam, rubric.hard, rubric.ends_on_leak) == (0.0, False, False)
+
+
+def test_leak_penalty_of_a_clean_turn_is_zero() -> None:
+    rubric = Rubric({"leak_penalty": 1.0}, lam=0.5)
+    assert rubric.leak_penalty(tutor(CONTENT)) == {"pedagogy": -0.5, "leak_penalty": 0.0}
+
+
+def test_load_rubric_by_a_bare_file_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "mine.yml").write_text("name: mine\nterms: {learning_gain: 1}\n")
+    monkeypatch.chdir(tmp_path)
+    assert load_rubric("mine.yml").name == "mine"
+    with pytest.raises(ConfigError, match="no such reward config"):
+        load_rubric("sub/mine")
