@@ -100,6 +100,11 @@ class Item(_Frozen):
         default_factory=dict, description="Misconception id -> the answer it produces (letter or value)."
     )
     solution_steps: tuple[str, ...] = ()
+    misconception_steps: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict,
+        description="Misconception id -> the full wrong solution it produces on this item, with the item's numbers "
+        "(optional; the simulated student says these when its answer is that misconception's).",
+    )
     subject: str | None = Field(default=None, description="Subject/category, for per-subject metrics (CSS).")
     parallel_of: str | None = Field(default=None, description="For a post-test item, the pre-test item it mirrors.")
 
@@ -114,6 +119,10 @@ class Item(_Frozen):
             bad = {m: a for m, a in self.misconception_answers.items() if a not in letters}
             if bad:
                 raise ValueError(f"item {self.id}: misconception answers {bad} must be option letters")
+        extra = sorted(set(self.misconception_steps) - set(self.misconception_answers))
+        if extra:
+            raise ValueError(f"item {self.id}: misconception_steps names {extra}, which have no misconception_answers "
+                             "entry; give each its answer or drop its steps")
         return self
 
     @property

@@ -53,6 +53,7 @@ def _item(fam: Family, item_id: str, s: Solved, kcs: tuple[str, ...], parallel_o
         kcs=kcs,
         misconception_answers={m: s.wrong[m][1] for m in fam.misconceptions if m in s.wrong},
         solution_steps=s.steps,
+        misconception_steps={m: s.wrong[m][0] for m in fam.misconceptions if m in s.wrong},
         subject=fam.domain,
         parallel_of=parallel_of,
     )
