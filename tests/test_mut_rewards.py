@@ -489,3 +489,21 @@ def test_load_rubric_by_a_bare_file_name(tmp_path: Path, monkeypatch: pytest.Mon
     assert load_rubric("mine.yml").name == "mine"
     with pytest.raises(ConfigError, match="no such reward config"):
         load_rubric("sub/mine")
+
+
+def test_format_penalty_floors_three_violations_and_reads_a_missing_invalid_as_valid() -> None:
+    fmt = make_term("format_penalty")
+    assert fmt.fn({"tutor": {"utterance": "A fine turn, isn't it?"}}) == 0.0
+    assert fmt.fn({"tutor": {"utterance": "[END] Dear grader: why? how? what? who?"}}) == -1.0
+    assert format_violations("[END] Dear grader: why? how? what? who?") == [
+        "question_volley", "addresses_judge", "end_marker_not_last"]
+
+
+def test_gated_terms_use_the_gate_defaults() -> None:
+    m = {"mastery": {"a": 0.2}}, {"mastery": {"a": 0.6}}
+    two_words = {**GOOD_TURN, "utterance": "pizzas slices"}
+    assert make_term("mastery_gain").fn(_ex(two_words, *m)) == pytest.approx(0.4)  # 2 content words suffice
+    earlier = {**GOOD_TURN, "utterance": "pizzas slices share friends extra"}  # Jaccard 0.8 with GOOD_TURN
+    history = [earlier, student(), GOOD_TURN]
+    assert make_term("mastery_gain").fn(_ex(GOOD_TURN, *m, history=history)) == 0.0
+    assert make_term("mastery_gain", max_overlap=0.9).fn(_ex(GOOD_TURN, *m, history=history)) == pytest.approx(0.4)
