@@ -507,3 +507,11 @@ def test_gated_terms_use_the_gate_defaults() -> None:
     history = [earlier, student(), GOOD_TURN]
     assert make_term("mastery_gain").fn(_ex(GOOD_TURN, *m, history=history)) == 0.0
     assert make_term("mastery_gain", max_overlap=0.9).fn(_ex(GOOD_TURN, *m, history=history)) == pytest.approx(0.4)
+
+
+@pytest.mark.parametrize("name", ["sid_XYZ", "XYZ", "SD"])
+def test_build_rejects_names_outside_the_registry(name: str) -> None:
+    from rewards.terms import _build
+
+    with pytest.raises(KeyError):
+        _build(name, {})
