@@ -1,11 +1,13 @@
 """Annotator agreement with the hand-labelled gold set: accuracy and Cohen's κ per SID field (SID Table VI).
 
 ``python -m eval.agreement`` (CLI: ``tutorzoo agreement``) prints, for each annotator, the accuracy and κ of
-every field against ``eval/data/gold_annotations.jsonl``. Annotators: ``rule`` (the env's
-:class:`envs.annotate.Annotator` on tutor turns, :mod:`envs.annotate_student` on student turns, each given the
-context the env would keep), ``majority`` (always the gold set's most frequent label: κ = 0 by construction,
-the chance floor), or a path to a JSONL file of predictions (``dialogue_id``, ``turn_index`` and any label
-fields), e.g. an LLM annotator's output.
+every field against ``eval/data/gold_annotations.jsonl``, beside the field's majority-class baseline (the share of
+its most frequent gold label), and flags the fields whose accuracy is not above that baseline. Annotators:
+``rule`` (the env's labels: :class:`envs.annotate.Annotator` on tutor turns combined with the content reader
+:mod:`envs.content` exactly as the env combines them, see :func:`env_tutor_act`; :mod:`envs.annotate_student` on
+student turns; each given the context the env would keep), ``majority`` (always the gold set's most frequent
+label: κ = 0 by construction, the chance floor), or a path to a JSONL file of predictions (``dialogue_id``,
+``turn_index`` and any label fields), e.g. an LLM annotator's output.
 
 Labelling guide of the gold set (written by hand from docs/spec.md §1 and SID Table IV; how ambiguous cases were
 decided):
@@ -49,6 +51,21 @@ decided):
   wrong procedure); ``analyze`` gives reasons, compares, finds where something breaks; ``evaluate`` judges or
   justifies a choice; ``create`` proposes a new design, plan, experiment or example. An off-topic turn is
   ``remember``.
+- ``target_kc`` (tutor turns; optional: the records that carry it are the *content* gold set) — the task's
+  component whose content the turn actually works on: the computation it performs or asks for (math: the KC
+  whose procedure the numbers go through, whatever KC name the words say), or the proposition it states or asks
+  about (STEM). A wrong computation still works on its component (``13 + 28 = 31`` is on ``regrouping``); a
+  misconception stated as the rule is on the misconception's component. ``null`` when the turn has no content
+  of this task: praise only, a KC's name or keywords with no relation stated or asked, moves without content
+  ("let's go step by step"), another task's material.
+- ``addresses_misconception`` — the misconception whose counterexample the turn gives: a concrete case on which
+  the misconception's rule and the correct rule give different results, with the correct result stated or asked
+  for (STEM: an observation that refutes the belief). ``null`` otherwise, in particular when the turn states the
+  misconception as the rule, only names it, or only says "that's wrong".
+- ``variant`` (optional, not a label) — how a content record was written: ``curriculum`` (the lesson's own
+  style and numbers), ``paraphrase`` (the same content in other words and other numbers), or the adversarial
+  kind: ``keyword_stuffing``, ``name_only``, ``wrong_arithmetic``, ``misconception_as_rule``, ``other_task``,
+  ``praise_only``. The report breaks the content fields down by it.
 
 Example::
 
@@ -63,13 +80,17 @@ import argparse
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from envs.acts import TutorAct
 from envs.annotate import AnnotationContext, Annotator
 from envs.annotate_student import StudentAnnotator, StudentContext
+from envs.content import EMPTY as EMPTY_READING
+from envs.content import ContentReader
 from envs.errors import ConfigError, DatasetError
 from envs.labels import BLOOM_LEVELS, COGNITION_STATES, DISCIPLINES, GUIDANCE_LEVELS, INTENTS, SPEAKERS, STRATEGIES
 from envs.tasks import TASK_SETS, Task, get_task_set
@@ -86,6 +107,14 @@ FIELDS: dict[str, tuple[tuple[str, ...], tuple[Any, ...] | None]] = {
     "teacher_guidance_level": (("tutor",), GUIDANCE_LEVELS),
     "cognitive_level": (("student",), BLOOM_LEVELS),
 }
+# The content fields: optional per record (both or neither), their labels are the record's task's own ids.
+CONTENT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[Any, ...] | None]] = {
+    "target_kc": (("tutor",), None),
+    "addresses_misconception": (("tutor",), None),
+}
+ALL_FIELDS = {**FIELDS, **CONTENT_FIELDS}
+VARIANTS = ("curriculum", "paraphrase", "keyword_stuffing", "name_only", "wrong_arithmetic", "misconception_as_rule",
+            "other_task", "praise_only")
 _KEYS = ("dialogue_id", "turn_index", "task", "speaker", "utterance")
 
 Key = tuple[str, int]
@@ -127,6 +156,7 @@ def load_gold(path: str | Path = GOLD_PATH) -> list[dict]:
         raise DatasetError(f"{path}: cannot read the gold file ({exc}); check the path") from exc
     records: list[dict] = []
     last: dict[str, dict] = {}
+    tasks: dict[tuple, Task] = {}
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -138,6 +168,7 @@ def load_gold(path: str | Path = GOLD_PATH) -> list[dict]:
         if not isinstance(rec, dict):
             raise DatasetError(f"{where}: a record must be a JSON object, got {type(rec).__name__}")
         _check_record(rec, where, last.get(str(rec.get("dialogue_id"))))
+        _check_content(rec, where, tasks)
         last[rec["dialogue_id"]] = rec
         records.append(rec)
     if not records:
@@ -149,7 +180,7 @@ def _check_record(rec: dict, where: str, previous: dict | None) -> None:
     missing = [k for k in (*_KEYS, *FIELDS) if k not in rec]
     if missing:
         raise DatasetError(f"{where}: missing field(s) {missing}; every record has {list(_KEYS) + list(FIELDS)}")
-    extra = sorted(set(rec) - set(_KEYS) - set(FIELDS))
+    extra = sorted(set(rec) - set(_KEYS) - set(ALL_FIELDS) - {"variant"})
     if extra:
         raise DatasetError(f"{where}: unknown field(s) {extra}; remove them or fix their spelling")
     speaker, did = rec["speaker"], rec["dialogue_id"]
@@ -184,6 +215,30 @@ def _check_record(rec: dict, where: str, previous: dict | None) -> None:
             raise DatasetError(f"{where}: {field} {value!r} is not a label; use one of {list(allowed)}")
 
 
+def _check_content(rec: dict, where: str, tasks: dict[tuple, Task]) -> None:
+    present = [f for f in CONTENT_FIELDS if f in rec]
+    if "variant" in rec and rec["variant"] not in VARIANTS:
+        raise DatasetError(f"{where}: variant {rec['variant']!r} is not one of {list(VARIANTS)}")
+    if not present:
+        if "variant" in rec:
+            raise DatasetError(f"{where}: a variant belongs to a content record; add {list(CONTENT_FIELDS)} or drop it")
+        return
+    if len(present) != len(CONTENT_FIELDS):
+        raise DatasetError(f"{where}: a content record has all of {list(CONTENT_FIELDS)}, got only {present}; "
+                           "add the missing one (null when none)")
+    if rec["speaker"] != "tutor":
+        if any(rec[f] is not None for f in CONTENT_FIELDS):
+            raise DatasetError(f"{where}: {list(CONTENT_FIELDS)} are tutor fields; set them to null on student turns")
+        return
+    task = _build_task(rec["task"], tasks)
+    allowed = {"target_kc": [k.id for k in task.knowledge_components],
+               "addresses_misconception": [m.id for m in task.misconceptions]}
+    for field, ids in allowed.items():
+        if rec[field] is not None and rec[field] not in ids:
+            raise DatasetError(f"{where}: {field} {rec[field]!r} is not an id of task {rec['task']['task_id']!r}; "
+                               f"use null or one of {ids}")
+
+
 def label(field: str, value: Any) -> str:
     """The comparable label of a field value: disciplines as a set (``"math+physics"``), null as ``"none"``."""
     if field == "discipline":
@@ -215,28 +270,50 @@ def _transfer(disciplines: Sequence[str], previous: Sequence[str]) -> bool:
     return len(disciplines) >= 2 or any(d not in previous for d in disciplines)
 
 
-def rule_annotations(records: Sequence[dict]) -> dict[Key, dict]:
-    """The rule-based annotators' labels for every turn, each dialogue annotated in order as the env would.
+def env_tutor_act(annotator: Annotator, reader: ContentReader, text: str, ctx: AnnotationContext) -> TutorAct:
+    """The act the env gives a text-mode tutor turn: the annotator's labels with what the content reader reads.
 
-    Tutor turns: :class:`envs.annotate.Annotator` with the env's :class:`AnnotationContext` (focus KC, previous
-    turn's disciplines, tutor history, whether the student spoke last), built from the annotators' own labels
-    of the earlier turns. Student turns: :class:`envs.annotate_student.StudentAnnotator`.
+    Mirrors ``TutoringEnv._with_content`` (envs/tutoring.py) through the same two public APIs: ``target_kc`` is
+    the reading's component and ``addresses_misconception`` the first misconception the turn refutes; a turn
+    the annotator finds malformed keeps its no-credit labels and an empty reading.
+
+    Example::
+
+        act = env_tutor_act(Annotator.for_task(task), ContentReader.for_task(task), "What is 3 + 8?",
+                            AnnotationContext(focus_kc=task.knowledge_components[0].id))
+        act.target_kc, act.addresses_misconception
+    """
+    act = annotator.annotate(text, ctx)
+    if act.invalid:
+        return replace(act, content=EMPTY_READING)
+    reading = reader.read(text)
+    refuted = reading.refuted
+    return replace(act, content=reading, target_kc=reading.kc, addresses_misconception=refuted[0] if refuted else None)
+
+
+def rule_annotations(records: Sequence[dict]) -> dict[Key, dict]:
+    """The env's labels for every turn, each dialogue annotated in order as the env would.
+
+    Tutor turns: :func:`env_tutor_act` (the annotator with the env's :class:`AnnotationContext`: focus KC,
+    previous turn's disciplines, tutor history, whether the student spoke last; then the content reader), the
+    context built from the labels of the earlier turns. Student turns: :class:`envs.annotate_student.StudentAnnotator`.
     """
     tasks: dict[tuple, Task] = {}
     out: dict[Key, dict] = {}
     for did, turns in _dialogues(records).items():
         task = _build_task(turns[0]["task"], tasks)
-        tutor, student = Annotator.for_task(task), StudentAnnotator(task)
+        tutor, reader, student = Annotator.for_task(task), ContentReader.for_task(task), StudentAnnotator(task)
         ctx = AnnotationContext(focus_kc=task.knowledge_components[0].id)
         previous_text = ""
         for rec in turns:
             text = rec["utterance"]
             if rec["speaker"] == "tutor":
-                act = tutor.annotate(text, ctx)
+                act = env_tutor_act(tutor, reader, text, ctx)
                 out[(did, rec["turn_index"])] = {
                     "teacher_intent": act.intent, "teaching_strategy": act.strategy,
                     "discipline": list(act.disciplines), "discipline_transfer": act.discipline_transfer,
                     "teacher_guidance_level": act.guidance_level,
+                    "target_kc": act.target_kc, "addresses_misconception": act.addresses_misconception,
                 }
                 if act.target_kc is not None:
                     ctx.focus_kc = act.target_kc
@@ -256,15 +333,34 @@ def rule_annotations(records: Sequence[dict]) -> dict[Key, dict]:
     return out
 
 
+def _scored(records: Sequence[dict], field: str) -> list[dict]:
+    """The records a field is scored on: its speakers' turns that carry the field (content fields are optional)."""
+    speakers = ALL_FIELDS[field][0]
+    return [r for r in records if r["speaker"] in speakers and field in r]
+
+
+def majority_label(records: Sequence[dict], field: str) -> tuple[Any, float] | None:
+    """The field's most frequent gold label (ties: the first in label order) and its share: the majority baseline.
+
+    ``None`` when no record carries the field.
+
+    Example::
+
+        majority_label(load_gold(), "teacher_intent")  # ("guide_reasoning", 0.5...)
+    """
+    scored = _scored(records, field)
+    if not scored:
+        return None
+    counts = Counter(label(field, r[field]) for r in scored)
+    top = max(counts.values())
+    chosen = min(lab for lab, c in counts.items() if c == top)
+    return next(r[field] for r in scored if label(field, r[field]) == chosen), top / len(scored)
+
+
 def majority_annotations(records: Sequence[dict]) -> dict[Key, dict]:
     """Every turn gets each field's most frequent gold label (ties: the first in label order): the κ = 0 floor."""
-    most: dict[str, Any] = {}
-    for field, (speakers, _allowed) in FIELDS.items():
-        counts = Counter(label(field, r[field]) for r in records if r["speaker"] in speakers)
-        top = max(counts.values())
-        chosen = min(lab for lab, c in counts.items() if c == top)
-        most[field] = next(r[field] for r in records if r["speaker"] in speakers and label(field, r[field]) == chosen)
-    return {(r["dialogue_id"], r["turn_index"]): {f: most[f] for f, (sp, _a) in FIELDS.items() if r["speaker"] in sp}
+    most = {f: m[0] for f in ALL_FIELDS if (m := majority_label(records, f)) is not None}
+    return {(r["dialogue_id"], r["turn_index"]): {f: v for f, v in most.items() if r["speaker"] in ALL_FIELDS[f][0]}
             for r in records}
 
 
@@ -285,7 +381,7 @@ def file_annotations(path: str | Path) -> dict[Key, dict]:
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise DatasetError(f"{path}:{n}: each line must be a JSON object with dialogue_id and turn_index "
                                f"({exc})") from exc
-        out[key] = {f: rec[f] for f in FIELDS if f in rec}
+        out[key] = {f: rec[f] for f in ALL_FIELDS if f in rec}
     return out
 
 
@@ -296,18 +392,22 @@ ANNOTATORS: dict[str, Callable[[Sequence[dict]], dict[Key, dict]]] = {
 
 
 def agreement(annotator_name: str = "rule", path: str | Path = GOLD_PATH) -> dict:
-    """Accuracy and Cohen's κ per field of one annotator against the gold set at ``path``.
+    """Accuracy and Cohen's κ per field of one annotator against the gold set at ``path``, with the baseline.
 
     ``annotator_name`` is ``rule``, ``majority``, ``llm:<backend spec>`` (the LLM annotator of
     :mod:`agents.annotate_llm` over that backend) or a path to a JSONL predictions file. A field is scored on the
-    turns it applies to (tutor fields on tutor turns, ...); a turn the annotator did not label counts as a
-    disagreement. Returns ``{"annotator", "gold", "turns": {"tutor", "student"}, "fields": {field: {"n",
-    "accuracy", "kappa", "p_o", "p_e", "note", "confusions"}}}``; ``kappa`` is ``None`` (with a ``note``) when
-    undefined.
+    turns it applies to that carry it (tutor fields on tutor turns; ``target_kc`` and
+    ``addresses_misconception`` on the content records); a turn the annotator did not label counts as a
+    disagreement. ``baseline`` is the accuracy of always answering the field's majority gold label
+    (``majority_label``) and ``below_baseline`` says the accuracy is not above it. Returns ``{"annotator",
+    "gold", "turns": {"tutor", "student"}, "fields": {field: {"n", "accuracy", "kappa", "p_o", "p_e", "note",
+    "majority_label", "baseline", "below_baseline", "confusions"}}, "by_variant": {variant: {"n", field:
+    accuracy}}}``; ``kappa`` is ``None`` (with a ``note``) when undefined; a field no record carries has ``n`` 0
+    and ``None`` scores.
 
     Example::
 
-        agreement("rule")["fields"]["teacher_guidance_level"]["accuracy"]
+        agreement("rule")["fields"]["target_kc"]["below_baseline"]
     """
     records = load_gold(path)
     if annotator_name in ANNOTATORS:
@@ -323,14 +423,18 @@ def agreement(annotator_name: str = "rule", path: str | Path = GOLD_PATH) -> dic
         raise ConfigError(f"unknown annotator {annotator_name!r}; use one of {sorted(ANNOTATORS)}, "
                           "'llm:<backend>' (e.g. llm:openai:gpt-4o-mini) or a path to a .jsonl file of predictions")
     fields: dict[str, dict] = {}
-    for field, (speakers, _allowed) in FIELDS.items():
-        scored = [r for r in records if r["speaker"] in speakers]
+    for field in ALL_FIELDS:
+        scored = _scored(records, field)
+        if not scored:
+            fields[field] = {"n": 0, "accuracy": None, "kappa": None, "p_o": None, "p_e": None,
+                             "note": "no gold record carries this field", "majority_label": None, "baseline": None,
+                             "below_baseline": None, "confusions": []}
+            continue
         gold = [label(field, r[field]) for r in scored]
-        pred = []
-        for r in scored:
-            labels = predictions.get((r["dialogue_id"], r["turn_index"]), {})
-            pred.append(label(field, labels[field]) if field in labels else "<missing>")
+        pred = [_predicted(predictions, r, field) for r in scored]
         kappa, p_o, p_e = cohen_kappa(gold, pred)
+        majority = majority_label(records, field)
+        assert majority is not None  # scored is not empty
         confusions = Counter((g, p) for g, p in zip(gold, pred, strict=True) if g != p)
         fields[field] = {
             "n": len(scored),
@@ -339,17 +443,46 @@ def agreement(annotator_name: str = "rule", path: str | Path = GOLD_PATH) -> dic
             "p_o": p_o,
             "p_e": p_e,
             "note": "kappa undefined: both sides use a single label (p_e = 1)" if kappa is None else None,
+            "majority_label": label(field, majority[0]),
+            "baseline": majority[1],
+            "below_baseline": p_o <= majority[1],
             "confusions": [[g, p, c] for (g, p), c in sorted(confusions.items(), key=lambda kv: (-kv[1], kv[0]))[:5]],
         }
+    by_variant: dict[str, dict] = {}
+    for variant in VARIANTS:
+        recs = [r for r in records if r.get("variant") == variant and r["speaker"] == "tutor"]
+        if recs:
+            by_variant[variant] = {"n": len(recs), **{
+                f: sum(_predicted(predictions, r, f) == label(f, r[f]) for r in recs) / len(recs)
+                for f in (*CONTENT_FIELDS, "teacher_intent", "teaching_strategy", "teacher_guidance_level")}}
     speakers = Counter(r["speaker"] for r in records)
     return {"annotator": annotator_name, "gold": str(path),
-            "turns": {s: speakers.get(s, 0) for s in SPEAKERS}, "fields": fields}
+            "turns": {s: speakers.get(s, 0) for s in SPEAKERS}, "fields": fields, "by_variant": by_variant}
+
+
+def _predicted(predictions: dict[Key, dict], rec: dict, field: str) -> str:
+    labels = predictions.get((rec["dialogue_id"], rec["turn_index"]), {})
+    return label(field, labels[field]) if field in labels else "<missing>"
+
+
+_SHORT = {"target_kc": "kc", "addresses_misconception": "misconc.", "teacher_intent": "intent",
+          "teaching_strategy": "strategy", "teacher_guidance_level": "level"}
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m eval.agreement [--annotator NAME ...] [--gold FILE] [--json]``: the agreement table."""
+    """``python -m eval.agreement [--annotator NAME ...] [--gold FILE] [--json]``: the agreement table.
+
+    Beside each field: its majority-class baseline (label and share). An accuracy not above the baseline is
+    marked ``!`` and listed under the table; the ``majority`` annotator is the baseline itself and is never
+    flagged. Exit code 0 (the flags are information, not a failure).
+    """
     parser = argparse.ArgumentParser(prog="tutorzoo agreement",
-                                     description="Accuracy and Cohen's kappa per SID field against the gold set.")
+                                     description="Accuracy and Cohen's kappa per SID field against the gold set, "
+                                                 "beside the majority-class baseline.")
     parser.add_argument("--annotator", action="append", default=None,
                         help="rule, majority or a predictions .jsonl (repeatable; default: rule and majority)")
     parser.add_argument("--gold", default=str(GOLD_PATH), help="gold annotations JSONL (default: the shipped set)")
@@ -362,23 +495,46 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     turns = reports[0]["turns"]
     table = Table(title=f"Annotator agreement with {Path(args.gold).name} "
-                        f"({turns['tutor']} tutor, {turns['student']} student turns)")
+                        f"({turns['tutor']} tutor, {turns['student']} student turns)",
+                  caption="! = accuracy not above the majority baseline")
     table.add_column("field", no_wrap=True)
     table.add_column("n", justify="right")
+    table.add_column("majority baseline", justify="right")  # its label is in --json
     for name in names:
-        table.add_column(f"{name} acc", justify="right")
-        table.add_column(f"{name} κ", justify="right")
-    for field in FIELDS:
-        row = [field, str(reports[0]["fields"][field]["n"])]
-        for rep in reports:
+        table.add_column(f"{escape(name)} acc", justify="right")
+        table.add_column(f"{escape(name)} κ", justify="right")
+    flagged: list[str] = []
+    for field in ALL_FIELDS:
+        base = reports[0]["fields"][field]
+        row = [field, str(base["n"]), _score(base["baseline"])]
+        for name, rep in zip(names, reports, strict=True):
             f = rep["fields"][field]
-            row += [f"{f['accuracy']:.3f}", "undefined" if f["kappa"] is None else f"{f['kappa']:.3f}"]
+            flag = bool(f["below_baseline"]) and name != "majority"
+            if flag:
+                flagged.append(f"{name} {field} {f['accuracy']:.3f} <= {f['baseline']:.3f}")
+            kappa = "undefined" if f["kappa"] is None and f["n"] else _score(f["kappa"])
+            row += [_score(f["accuracy"]) + (" !" if flag else ""), kappa]
         table.add_row(*row)
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    for rep in reports:
+        if rep["by_variant"] and rep["annotator"] != "majority":
+            vt = Table(title=f"{escape(rep['annotator'])}: accuracy by how the content records were written")
+            vt.add_column("variant", no_wrap=True)
+            vt.add_column("n", justify="right")
+            cols = [c for c in next(iter(rep["by_variant"].values())) if c != "n"]
+            for c in cols:
+                vt.add_column(_SHORT.get(c, c), justify="right")
+            for variant, v in rep["by_variant"].items():
+                vt.add_row(variant, str(v["n"]), *(f"{v[c]:.2f}" for c in cols))
+            console.print(vt)
+    # Plain lines, so the flags survive any terminal width and are easy to grep.
+    print("below the majority baseline: " + ("; ".join(flagged) if flagged else "none"))
     return 0
 
 
