@@ -138,3 +138,35 @@ def test_a_negative_given_does_not_hide_the_positive_answer() -> None:
     half = AnswerKey("q", "1/2")
     assert kinds("It is 1/2.", [half], givens=("Start from -1/2.",)) == ("final",)
     assert kinds("It is -1/2.", [AnswerKey("q", "-1/2")], givens=("Start from 1/2.",)) == ("final",)
+
+
+@pytest.mark.parametrize(("text", "key", "givens", "expected"), [
+    pytest.param("It is 60%.", AnswerKey("q", "0.6"), ("3/5",), (), id="given-value-in-a-third-form"),
+    pytest.param("It is 0.75.", AnswerKey("q", "75%"), ("75 of the 100 seeds sprouted.",), (),
+                 id="percent-key-with-its-digits-given"),
+    pytest.param("We had 0.83 before.", FIVE_SIXTHS, ("The scale shows 0.83 kg.",), (),
+                 id="a-restated-given-is-not-a-rounded-answer"),
+    pytest.param("So 8/12 are red.", AnswerKey("q", "2/3"), ("There are 12 marbles.",), ("final",),
+                 id="a-fraction-needs-both-numbers-given"),
+    pytest.param("It is an ox.", AnswerKey("q", "ox"), (), ("final",), id="two-letter-answer"),
+    pytest.param("It is x.", AnswerKey("q", "x"), (), (), id="one-letter-text-is-no-target"),
+    pytest.param("The numerator is 150 and the denominator is 2.", AnswerKey("q", "75%"), (), ("split",),
+                 id="split-percent-key-digits"),
+])
+def test_givens_forms_and_percent_keys(text: str, key: AnswerKey, givens: tuple, expected: tuple) -> None:
+    assert kinds(text, [key], givens) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    pytest.param("Pick B then.", ("option_letter",), id="b-before-a-lowercase-word"),
+    pytest.param("Option (B) has a picture.", ("option_letter",), id="pointing-only-at-b"),
+    pytest.param("See option (B) next to options A and C.", (), id="pointing-at-several"),
+    pytest.param("Melting.", (), id="value-is-not-the-letter"),
+])
+def test_letters_pointed_at(text: str, expected: tuple) -> None:
+    assert kinds(text, [LETTER]) == expected
+
+
+def test_a_word_answer_with_a_letter_still_has_a_final_target() -> None:
+    key = AnswerKey("q", "Melting", option_letter="B", option_text="it melts")
+    assert kinds("Melting.", [key]) == ("final",)
