@@ -134,6 +134,7 @@ def test_number_words_join_only_when_adjacent(text: str, values: list) -> None:
     pytest.param("two million thousand", [Fraction(2_000_000)], id="scale-after-scale-stops"),
     pytest.param("two hundred and apples", [Fraction(200)], id="and-needs-a-number-after-it"),
     pytest.param("five and six", [Fraction(5), Fraction(6)], id="and-between-ones-separates"),
+    pytest.param("two hundred and, five", [Fraction(200), Fraction(5)], id="and-not-adjacent-to-the-next-word"),
     pytest.param("twenty three", [Fraction(23)], id="tens-ones"),
     pytest.param("three twenty", [Fraction(3), Fraction(20)], id="ones-tens-separate"),
     pytest.param("seven eight", [Fraction(7), Fraction(8)], id="ones-ones-separate"),
