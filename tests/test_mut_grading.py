@@ -171,6 +171,10 @@ def test_number_word_spans(text: str, spans: list) -> None:
 @pytest.mark.parametrize(("text", "found"), [
     pytest.param("half of the cake", [("half", Fraction(1, 2), False, None)], id="half-of"),
     pytest.param("half the cake", [], id="half-alone-is-no-number"),
+    pytest.param("half of", [("half", Fraction(1, 2), False, None)], id="half-of-at-the-end"),
+    pytest.param("two and, a half", [("two", Fraction(2), False, None), ("a half", Fraction(1, 2), False, None)],
+                 id="and-not-adjacent-to-the-fraction"),
+    pytest.param("twelve per", [("twelve", Fraction(12), False, None)], id="per-at-the-end"),
     pytest.param("and half", [], id="half-at-the-end"),
     pytest.param("two and", [("two", Fraction(2), False, None)], id="and-at-the-end"),
     pytest.param("one and a half", [("one and a half", Fraction(3, 2), False, None)], id="mixed"),
