@@ -284,3 +284,38 @@ def test_the_tutor_watches_each_pretest_answer_with_its_result() -> None:
     # the system prompt only while the tutor watches; the pre-test summary joins its messages with the last answer
     assert [w[1] for w in watched] == [1, 1, 2]
     assert all(w[2] for w in watched)
+
+
+def _tutor_texts(env: TutoringEnv, tutor: str = QUESTION) -> list[tuple[str, str]]:
+    env.reset(seed=0)
+    seen = []
+    for agent in env.agent_iter(max_iter=500):
+        obs, _r, term, trunc, info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        if agent == "tutor":
+            seen.append((info["phase"], obs["text"]))
+            env.step(tutor)
+        else:
+            env.step(right(info["item"]) if "item" in info else "I am not sure yet.")
+    return seen
+
+
+def test_the_tutor_is_told_when_the_turn_limit_starts_the_posttest() -> None:
+    seen = _tutor_texts(TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=1))
+    posttest = [text for phase, text in seen if phase == "posttest"]
+    assert posttest[0] == "The dialogue is over; the post-test is starting."
+    ended = _tutor_texts(TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=3),
+                         tutor="We are done here. [END]")
+    assert "The dialogue is over; the post-test is starting." not in [text for _, text in ended]
+
+
+def test_human_render_mode_prints_each_step(capsys: pytest.CaptureFixture[str]) -> None:
+    env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=1, render_mode="human")
+    play(env)
+    printed = capsys.readouterr().out
+    assert printed.count("[pretest] task=fraction_addition") >= 3
+    quiet = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=1, render_mode="ansi")
+    play(quiet)
+    assert capsys.readouterr().out == ""
