@@ -190,3 +190,7 @@ def test_number_word_spans(text: str, spans: list) -> None:
 ])
 def test_word_mentions(text: str, found: list) -> None:
     assert [(m.text, m.value, m.percent, m.places) for m in number_mentions(text)] == found
+
+
+def test_negative_must_come_before_the_number() -> None:
+    assert [m.value for m in number_mentions("two negative")] == [Fraction(2)]

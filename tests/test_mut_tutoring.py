@@ -319,3 +319,25 @@ def test_human_render_mode_prints_each_step(capsys: pytest.CaptureFixture[str]) 
     quiet = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=1, render_mode="ansi")
     play(quiet)
     assert capsys.readouterr().out == ""
+
+
+def test_the_tutor_never_sees_the_options_of_a_choice_item() -> None:
+    env = TutoringEnv(task_set="mcq", max_turns=1)
+    env.reset(seed=0)
+    observed, views = [], []
+    for agent in env.agent_iter(max_iter=500):
+        obs, _r, term, trunc, info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        if agent == "tutor":
+            observed.append(obs["text"])
+            views = info["pretest"]
+            env.step(QUESTION)
+        else:
+            env.step(f"The answer is ({info['item'].answer})." if "item" in info else "Hmm.")
+    assert len(views) == len(env._pre_items) > 0
+    for item, view in zip(env._pre_items, views, strict=True):
+        assert view["question"] == item.render(with_options=False)
+        assert view["answer"] == item.options[ord(item.answer) - ord("A")] and view["correct"] is True
+    assert not any("\n(A) " in text for text in observed)
