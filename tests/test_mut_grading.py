@@ -194,3 +194,12 @@ def test_word_mentions(text: str, found: list) -> None:
 
 def test_negative_must_come_before_the_number() -> None:
     assert [m.value for m in number_mentions("two negative")] == [Fraction(2)]
+
+
+@pytest.mark.parametrize(("text", "values"), [
+    pytest.param("is one", [Fraction(1)], id="one-after-a-cue-word"),
+    pytest.param("one cat is", [], id="one-first-is-a-pronoun"),
+    pytest.param("the answer one", [Fraction(1)], id="one-after-answer"),
+])
+def test_a_bare_one(text: str, values: list) -> None:
+    assert [m.value for m in number_mentions(text)] == values
