@@ -7,6 +7,11 @@ come from the Generator passed in, so a seeded student always says the same thin
 personas) do not sound alike. When a misconception fires the text states its wrong steps; a correct turn
 quotes a solution step (with its numbers); a help-seeking plan asks a question.
 
+A test answer's reasoning reaches the answer it gives, with the item's own numbers: a correct answer quotes the
+item's solution; a misconception's answer its wrong solution on *this* item (``Item.misconception_steps``; on a
+choice item the chosen option), with the belief only when the belief's numbers are the item's; a slip the
+solution up to the step that computes the answer, with the slipped value in its place; a guess no steps.
+
 Example::
 
     v = TemplateVerbaliser()
@@ -16,7 +21,9 @@ Example::
 
 from __future__ import annotations
 
+import re
 import string
+from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
 
@@ -25,6 +32,7 @@ import yaml
 
 from agents.student.model import Answer, Plan, StudentState, nudge_answer
 from envs.errors import ConfigError
+from envs.grading import number_mentions, parse_number
 from envs.tasks.base import Item
 
 TEMPLATES = Path(__file__).with_name("templates.yaml")
@@ -37,7 +45,10 @@ KINDS = (
     "higher_order_transfer", "misconception", "wrong", "confused", "ask_hint", "irrelevant", "acknowledge",
     "paraphrase_clear", "paraphrase_vague", "off_topic", "closing",
 )
-ANSWER_KINDS = ("memorised", "known", "misconception", "slip", "guess")
+ANSWER_KINDS = ("memorised", "known", "misconception", "slip", "slip_unshown", "guess")
+# Answers that show no reasoning: a template there that quotes steps or a belief would argue for another answer.
+_BARE_ANSWERS = ("memorised", "slip_unshown", "guess")
+_REASONING = frozenset({"step", "steps", "wrong_steps", "belief", "wrong_value", "answer"})
 TONES = ("anxious", "confident", "neutral")
 
 
@@ -88,6 +99,12 @@ class TemplateVerbaliser:
         self.tone = {t: _strings(data["tone"].get(t), f"{path}: tone.{t}") for t in TONES}
         self.kinds = {k: _strings(data["kinds"].get(k), f"{path}: kinds.{k}") for k in KINDS}
         self.answers = {k: _strings(data["answers"].get(k), f"{path}: answers.{k}") for k in ANSWER_KINDS}
+        for k in _BARE_ANSWERS:
+            for text in self.answers[k]:
+                used = _placeholders(text) & _REASONING
+                if used:
+                    raise ConfigError(f"{path}: answers.{k} template {text!r} uses {sorted(used)}; a {k} answer "
+                                      "shows no reasoning (its steps would reach another answer): drop them")
         self.elaborations = _strings(data["elaborations"], f"{path}: elaborations")
         self.questions = _strings(data["questions"], f"{path}: questions")
         self.distractions = _strings(data["distractions"], f"{path}: distractions")
@@ -189,12 +206,132 @@ class TemplateVerbaliser:
         return text[:1].upper() + text[1:]
 
     def answer(self, item: Item, ans: Answer, state: StudentState, rng: np.random.Generator) -> str:
-        """A test answer: short reasoning, then ``The answer is (B).`` (choice) or ``The answer is 3/4.``."""
+        """A test answer: short reasoning, then ``The answer is (B).`` (choice) or ``The answer is 3/4.``.
+
+        The reasoning reaches the stated answer with the item's own numbers (see the module docstring)."""
         verbosity = state.persona.verbosity
-        steps = list(item.solution_steps) or self._kc_steps(state, item.kcs[0])
-        shown = 1 if verbosity < 0.34 else 2 if verbosity < 0.67 else len(steps)
+        shown = 1 if verbosity < 0.34 else 2 if verbosity < 0.67 else None  # None: every step
         fields = self._fields(item.kcs[0], ans.misconception, None, None, state, rng)
-        fields["steps"] = " ".join(steps[-shown:])
-        reasoning = self._pick(self.answers[ans.how], rng).format_map(fields)
-        final = f"The answer is ({ans.answer})." if item.is_choice else f"The answer is {ans.answer}."
-        return f"{reasoning} {final}".strip()
+        kind = ans.how
+        if kind == "known":
+            steps = self._known_steps(item, state)
+            if not steps:  # nothing of this item's to quote: the answer alone
+                return _with_final("", item, ans)
+            fields["steps"] = " ".join(_last(steps, shown))
+        elif kind == "slip":
+            steps = _slip_steps(item, ans.answer)
+            if steps:
+                fields["steps"] = " ".join(_last(steps, shown))
+            else:
+                kind = "slip_unshown"
+        elif kind == "misconception":
+            return self._misconception_answer(item, ans, state, fields, shown, rng)
+        reasoning = self._pick(self.answers[kind], rng).format_map(fields)
+        return _with_final(reasoning, item, ans)
+
+    def _known_steps(self, item: Item, state: StudentState) -> list[str]:
+        """The item's own solution; without one, the KC's steps whose numbers are the item's (else the option)."""
+        if item.solution_steps:
+            return list(item.solution_steps)
+        numbers = _item_numbers(item)
+        steps = [s for s in self._kc_steps(state, item.kcs[0]) if _numbers(s) <= numbers]
+        if not steps and item.is_choice:
+            steps = [_sentence(item.options[ord(item.answer) - ord("A")])]
+        return steps
+
+    def _misconception_answer(self, item: Item, ans: Answer, state: StudentState, fields: dict,
+                              shown: int | None, rng: np.random.Generator) -> str:
+        m = state.misconceptions[ans.misconception]
+        numbers = _item_numbers(item) | _numbers(ans.answer)
+        if item.is_choice:  # the chosen option is this item's wrong answer in the student's words
+            wrong = [_sentence(item.options[ord(ans.answer) - ord("A")])]
+        elif ans.misconception in item.misconception_steps:
+            wrong = list(item.misconception_steps[ans.misconception])
+            # a verbose student shows the whole wrong solution, a terse one from its first wrong step on
+            first = min(_first_difference(wrong, item.solution_steps), len(wrong) - 1)
+            wrong = wrong[0 if shown is None else min(first, max(0, len(wrong) - shown)) :]
+        else:  # the task's wrong steps come from one of its items: said only if they are this item's
+            text = " ".join(m.wrong_steps)
+            fits = _numbers(text) <= numbers and _last_number(text) == parse_number(ans.answer)
+            wrong = list(m.wrong_steps) if text and fits else []
+        belief = m.belief if _numbers(m.belief) <= numbers else ""
+        fields["wrong_steps"] = " ".join(wrong)
+        fields["belief"] = belief
+        usable = [t for t in self.answers["misconception"]
+                  if all(fields.get(name) for name in _placeholders(t) & {"wrong_steps", "belief"})]
+        if usable:
+            reasoning = self._pick(usable, rng).format_map(fields)
+        else:
+            reasoning = f"I think {belief}" if belief else ""
+        return _with_final(reasoning, item, ans)
+
+
+# -- test answers: reasoning that reaches the stated answer ---------------------------------------------
+
+def _placeholders(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+def _with_final(reasoning: str, item: Item, ans: Answer) -> str:
+    final = f"The answer is ({ans.answer})." if item.is_choice else f"The answer is {ans.answer}."
+    return f"{reasoning} {final}".strip()
+
+
+def _last(steps: list[str] | tuple[str, ...], shown: int | None) -> list[str]:
+    return list(steps) if shown is None else list(steps[-shown:])
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+_FRACTION = re.compile(r"^\s*(-?\d+)\s*/\s*(\d+)\s*$")
+
+
+def _numbers(text: str) -> set[Fraction]:
+    """The values ``text`` states (a percent also as its number: 20% -> 1/5 and 20; a fraction also as its
+    numerator and denominator: 1/3 -> 1 and 3)."""
+    out = set()
+    for m in number_mentions(text):
+        out.add(m.value)
+        if m.percent:
+            out.add(m.value * 100)
+        if parts := _FRACTION.match(m.text):
+            out.update(Fraction(int(g)) for g in parts.groups())
+    return out
+
+
+def _item_numbers(item: Item) -> set[Fraction]:
+    texts = [item.stem, item.answer, *(item.options or ()), *item.solution_steps,
+             *(s for steps in item.misconception_steps.values() for s in steps)]
+    if not item.is_choice:
+        texts += list(item.misconception_answers.values())
+    return _numbers(" ".join(texts))
+
+
+def _last_number(text: str) -> Fraction | None:
+    said = number_mentions(text)
+    return said[-1].value if said else None
+
+
+def _first_difference(wrong: list[str], right: tuple[str, ...]) -> int:
+    for i, (a, b) in enumerate(zip(wrong, right, strict=False)):
+        if a != b:
+            return i
+    return min(len(wrong), len(right))
+
+
+def _slip_steps(item: Item, wrong: str) -> list[str]:
+    """The item's solution up to the step that computes its answer, that step ending on ``wrong`` instead (a
+    slip at the last moment); empty when no step ends on the answer, the answer is not a number, or ``wrong`` is
+    a misconception's answer (the student does not hold it, so neither its steps nor a blunder are shown)."""
+    target = parse_number(item.answer)
+    if target is None or item.is_choice or not wrong.strip() or wrong in item.misconception_answers.values():
+        return []  # a slip onto a misconception's value: a blunder that lands exactly there is not believable
+    for i, step in enumerate(item.solution_steps):
+        said = number_mentions(step)
+        if said and said[-1].value == target and not said[-1].percent:
+            last = said[-1]
+            return [*item.solution_steps[:i], step[: last.start] + wrong + step[last.end :]]
+    return []
