@@ -203,3 +203,26 @@ def test_negative_must_come_before_the_number() -> None:
 ])
 def test_a_bare_one(text: str, values: list) -> None:
     assert [m.value for m in number_mentions(text)] == values
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    pytest.param("6", [("6", Fraction(6), False, 0)], id="integer-has-no-places"),
+    pytest.param("0.5", [("0.5", Fraction(1, 2), False, 1)], id="decimal-is-no-percent"),
+    pytest.param("4 tenths", [("4 tenths", Fraction(2, 5), False, None)], id="denominator-word-is-no-percent"),
+    pytest.param("0 tenths", [("0 tenths", Fraction(0), False, None)], id="zero-with-a-denominator-word"),
+    pytest.param("-4 tenths", [("-4", Fraction(-4), False, 0)], id="negative-takes-no-denominator-word"),
+    pytest.param("3/4 quarters", [("3/4", Fraction(3, 4), False, None)], id="a-fraction-takes-no-denominator-word"),
+    pytest.param("40% tenths", [("40%", Fraction(2, 5), True, 2)], id="a-percent-takes-no-denominator-word"),
+])
+def test_digit_mentions(text: str, found: list) -> None:
+    assert [(m.text, m.value, m.percent, m.places) for m in number_mentions(text)] == found
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    pytest.param("one", Fraction(1), id="a-bare-one-is-a-whole-answer"),
+    pytest.param("5$", None, id="a-trailing-dollar-is-no-unit"),
+    pytest.param("x = y = 4", None, id="only-one-variable-on-the-left"),
+    pytest.param("$5$", Fraction(5), id="latex-dollars"),
+])
+def test_parse_number_edges(text: str, expected: Fraction | None) -> None:
+    assert parse_number(text) == expected
