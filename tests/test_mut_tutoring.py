@@ -341,3 +341,26 @@ def test_the_tutor_never_sees_the_options_of_a_choice_item() -> None:
         assert view["question"] == item.render(with_options=False)
         assert view["answer"] == item.options[ord(item.answer) - ord("A")] and view["correct"] is True
     assert not any("\n(A) " in text for text in observed)
+
+
+def test_a_posttest_item_whose_answer_the_tutor_stated_is_marked_leaked() -> None:
+    env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=1, posttest="same")
+    env.reset(seed=0)
+    first = env._pre_items[0]
+    record = play(env, tutor=f"The answer to the first question is {first.answer}.")["record"]
+    assert [r.get("leaked") for r in record["posttest"]] == [True, None, None]
+    assert "leaked" not in play(TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=1,
+                                            posttest="same"))["record"]["posttest"][0]
+
+
+def test_a_tutor_opener_is_asked_to_open() -> None:
+    seen = _tutor_texts(TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=1, opener="tutor"))
+    first_dialogue = next(text for phase, text in seen if phase == "dialogue")
+    assert first_dialogue.startswith("Task: ") and first_dialogue.endswith("\nYou open the dialogue.")
+    assert "Pre-test results:" in first_dialogue
+
+
+def test_the_tutor_is_told_which_posttest_question_is_answered() -> None:
+    seen = _tutor_texts(TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=1))
+    posttest = [text for phase, text in seen if phase == "posttest"]
+    assert posttest[1:] == ["Post-test question 2/3 is being answered.", "Post-test question 3/3 is being answered."]
