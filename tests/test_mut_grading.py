@@ -6,7 +6,16 @@ from fractions import Fraction
 
 import pytest
 
-from envs.grading import equivalent, grade, mentions_value, number_mentions, parse_number, same_number
+from envs.grading import (
+    equivalent,
+    extract_choice,
+    extract_value,
+    grade,
+    mentions_value,
+    number_mentions,
+    parse_number,
+    same_number,
+)
 from envs.tasks.base import Item
 
 
@@ -226,3 +235,22 @@ def test_digit_mentions(text: str, found: list) -> None:
 ])
 def test_parse_number_edges(text: str, expected: Fraction | None) -> None:
     assert parse_number(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    pytest.param("So \\boxed{x} then 9", "x", id="boxed-text-before-a-number"),
+    pytest.param("So \\boxed{\\frac{3}{4}} is it. Then 7.", "\\frac{3}{4}", id="nested-braces"),
+    pytest.param("So \\boxed{{x}} then 9", "{x}", id="double-braces"),
+    pytest.param("\\boxed{12", "12", id="unbalanced"),
+    pytest.param("\\boxed{} 7", "7", id="empty-box"),
+])
+def test_boxed_values(text: str, expected: str) -> None:
+    assert extract_value(text) == expected
+
+
+def test_text_and_number_compare_as_text() -> None:
+    assert equivalent("5", "photosynthesis") is False
+    assert equivalent("photosynthesis", "5") is False
+    assert mentions_value("a moon rises", "The Moon") is True
+    assert extract_choice("A is right", 0) is None
+    assert extract_choice("A is right", 1) == "A"
