@@ -254,3 +254,8 @@ def test_text_and_number_compare_as_text() -> None:
     assert mentions_value("a moon rises", "The Moon") is True
     assert extract_choice("A is right", 0) is None
     assert extract_choice("A is right", 1) == "A"
+
+
+def test_a_closing_equation_gives_its_right_side_even_when_it_is_not_a_number() -> None:
+    assert extract_value("3 + 4 = x") == "x"
+    assert extract_value("3 + 4 = 7") == "7"
