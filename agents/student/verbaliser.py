@@ -257,12 +257,12 @@ class TemplateVerbaliser:
         belief = m.belief if _numbers(m.belief) <= numbers else ""
         fields["wrong_steps"] = " ".join(wrong)
         fields["belief"] = belief
+        # a template whose material this item lacks is not used; with wrong steps, one that shows them
         usable = [t for t in self.answers["misconception"]
-                  if all(fields.get(name) for name in _placeholders(t) & {"wrong_steps", "belief"})]
-        if usable:
-            reasoning = self._pick(usable, rng).format_map(fields)
-        else:
-            reasoning = f"I think {belief}" if belief else ""
+                  if all(fields[name] for name in _placeholders(t) & {"wrong_steps", "belief"})]
+        if wrong:
+            usable = [t for t in usable if "wrong_steps" in _placeholders(t)]
+        reasoning = self._pick(usable, rng).format_map(fields) if usable else ""
         return _with_final(reasoning, item, ans)
 
 
