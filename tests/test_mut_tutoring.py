@@ -364,3 +364,11 @@ def test_the_tutor_is_told_which_posttest_question_is_answered() -> None:
     seen = _tutor_texts(TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=1))
     posttest = [text for phase, text in seen if phase == "posttest"]
     assert posttest[1:] == ["Post-test question 2/3 is being answered.", "Post-test question 3/3 is being answered."]
+
+
+def test_a_leak_ending_does_not_announce_the_turn_limit() -> None:
+    env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=5, reward=Leaky())
+    env.reset(seed=0)
+    texts = _tutor_texts(env, tutor=f"The answer is {env.task.answer}.")
+    assert "The dialogue is over; the post-test is starting." not in [text for _, text in texts]
+    assert [phase for phase, _ in texts].count("dialogue") == 1
