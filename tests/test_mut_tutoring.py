@@ -371,4 +371,5 @@ def test_a_leak_ending_does_not_announce_the_turn_limit() -> None:
     env.reset(seed=0)
     texts = _tutor_texts(env, tutor=f"The answer is {env.task.answer}.")
     assert "The dialogue is over; the post-test is starting." not in [text for _, text in texts]
-    assert [phase for phase, _ in texts].count("dialogue") == 1
+    # it watches 3 pre-test answers (the last already in the dialogue phase), leaks at once, then watches 2 of 3
+    assert [phase for phase, _ in texts] == ["pretest", "pretest", "dialogue", "dialogue", "posttest", "posttest"]
