@@ -79,9 +79,17 @@ class OracleTutor(ActTutor):
                                        misconception=shown)), shown
             return self._pick(_act("guide_reasoning", "scenario_question", "L2", kc, task, misconception=shown)), shown
         if active:
-            kc = kcs[st.misconceptions[active[0]].kc]
-            return self._pick(_act("check_understanding", None, "L1", kc, task)), None
+            mid = active[0]
+            kc = kcs[st.misconceptions[mid].kc]
+            if mid in st.voiced and self._last != ("check_understanding", None, "L1"):
+                # voiced before: the counterexample now (with the right way for a novice)
+                intent, level = ("introduce_concept", "L1") if st.mastery[kc.id] < 0.5 else ("guide_reasoning", "L2")
+                return self._pick(_act(intent, "scenario_question", level, kc, task, misconception=mid)), mid
+            return self._pick(_act("check_understanding", None, "L1", kc, task)), None  # draw it out first
         ready = [k for k in kcs if all(st.mastery.get(p, 1.0) >= 0.4 for p in st.prerequisites[k])] or list(kcs)
+        if st.engagement < 0.35 or st.anxiety > 0.6:  # a flagging or anxious student: encouragement with substance
+            kc = kcs[min(ready, key=lambda k: st.mastery[k])]
+            return self._pick(_act("introduce_concept", "encourage", "L1", kc, task)), None
         kc = kcs[min(ready, key=lambda k: st.mastery[k])]
         lk = st.mastery[kc.id]
         options = []

@@ -145,12 +145,14 @@ _REPLACE: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.IGNO
     (r"\\(?:lt)", "<"), (r"\\(?:gt)", ">"), (r"\\neq", "!="),
     (r"[\$`]|\*\*|\\\(|\\\)|\\\[|\\\]", " "),
     (r"[×·⋅∗]", "*"), (r"÷", "/"), (r"[−–—](?=\s*[\d(])", "-"), (r"≠", "!="),
-    (r"(?<=\d),(?=\d{3}(?!\d))", ""),
+    (r"(?<=\d),(?=\d{3}(?!\d))", ""),  # 1,000
+    (r"(?<=\b\d)\s(?=\d{3}\b)|(?<=\b\d\d)\s(?=\d{3}\b)|(?<=\b\d\d\d)\s(?=\d{3}\b)", ""),  # 1 000
     (rf"\b({_NW})[- ]({_ORD})\b", r"\1/\2"),  # three quarters, one-half
     (rf"\ba ({_ORD})\b", r"1/\1"),
     (r"\bdivided by\b", "/"), (r"\b(?:multiplied by|times)\b", "*"), (r"\bplus\b", "+"),
     (r"\b(?:minus|take away)\b", "-"), (r"\bpercent\b|\bper cent\b", "%"),
-    (r"\b(?:is equal to|equals|is the same as|is equivalent to|gives you|gives|makes)\b", "="),
+    (r"\b(?:is equal to|equals|is the same as|is equivalent to|gives you|gives|makes|comes to|works out to|"
+     r"results in|leaves)\b", "="),
     (r"\b(?:(?:is|are) )?(?:greater|bigger|larger|more) than\b", ">"),
     (r"\b(?:(?:is|are) )?(?:less|smaller|fewer) than\b", "<"),
     (r"\b(?:(?:is|are) )?(?:equal to|the same as)\b", "="),
@@ -171,6 +173,7 @@ def normalise(text: str) -> str:
     s = _WORD_NUM.sub(lambda m: str(_NUM_WORDS[m.group(1).lower()]), s)
     s = _ORD_NUM.sub(lambda m: f"{m.group(1)}/{_ORDINALS[m.group(2).lower()]}", s)
     s = _OF.sub(lambda m: m.group(1) + " * ", s)
+    s = _PERCENT.sub(lambda m: f"({m.group(1)}/100)", s)
     s = _IS.sub(" = ", s)
     return s
 
@@ -437,11 +440,13 @@ def _walk(node: Node | None) -> Iterable[Node]:
 
 
 def _half_product(node: Node) -> bool:
-    nums = [leaf.value for leaf in _leaves(node)]
+    """``1/2 × b × h``, ``0.5 × b × h`` or ``b × h ÷ 2``: the triangle-area computation."""
     ops = _ops(node)
-    return ops <= {"*", "/"} and "*" in ops and (Fraction(1, 2) in nums or (node.op == "/" and
-                                                                           node.right.op == "num" and
-                                                                           node.right.value == 2))
+    if not (ops <= {"*", "/"} and "*" in ops):
+        return False
+    half = any((_is_fraction(n) and n.left.value * 2 == n.right.value) or (n.op == "num" and n.value == Fraction(1, 2))
+               for n in _walk(node))
+    return half or (node.op == "/" and node.right.op == "num" and node.right.value == 2)
 
 
 def _perimeter(node: Node) -> bool:
@@ -472,8 +477,8 @@ KC_OPERATIONS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "balance_principle": {"equation"},
     "two_step_equations": {"equation"},
     "percent_meaning": {"percent"},
-    "percent_of_quantity": {"percent"},
-    "percent_change": {"percent"},
+    "percent_of_quantity": {"percent", "multiply"},
+    "percent_change": {"percent", "whole_sub"},
     "equivalent_ratios": {"frac_equiv", "ratio", "multiply"},
     "unit_rate": {"divide", "speed"},
     "area_concept": {"multiply"},
@@ -753,6 +758,7 @@ class Proposition:
     negated: bool
     kind: str = "fact"  # fact | belief | refutation
     misconception: str | None = None
+    numbers: frozenset[Fraction] = frozenset()  # the quantities it states (a sentence must state the same)
 
 
 _SENT = re.compile(r"(?<=[.!?;:])\s+|\n+")
@@ -787,6 +793,7 @@ class ContentReader:
         for m in task.misconceptions:
             self._mis_by_kc.setdefault(m.kc, []).append(m.id)
         self.props: list[Proposition] = []
+        self._topic = frozenset().union(*self._kc_words.values())  # KC names and keywords: naming, not content
         for k in task.knowledge_components:
             facts = getattr(k, "facts", ()) or ()
             texts = list(facts) or [*sentences(k.explanation), *sentences(k.worked_example),
@@ -807,7 +814,9 @@ class ContentReader:
             return
         stems, negs = content_stems(_NUMBERLESS.sub(" ", text))
         if len(stems) >= 3:
-            self.props.append(Proposition(kc, stems, negs % 2 == 1, kind, mis))
+            # a lesson's quantities are facts; a math task's are one instance's (its relations are checked exactly)
+            numbers = _numbers(text) if self.task.task_set != "math" else frozenset()
+            self.props.append(Proposition(kc, stems, negs % 2 == 1, kind, mis, numbers))
 
     @classmethod
     def for_task(cls, task: Task) -> ContentReader:
@@ -872,6 +881,9 @@ class ContentReader:
 
     def _claim(self, rel: str, nodes: list[Node], verdict: str, question: bool, raw: str) -> Claim:
         ops = operations(rel, nodes)
+        if _PERCENT_WORD.search(raw) and any(_pct_value(n) is not None or n.op == "*" or _is_decimal(n)
+                                             for s in nodes for n in _walk(s)):
+            ops.add("percent")
         if "whole_add" in ops:
             for n in nodes:
                 r = _rule_no_regrouping(n)
@@ -903,14 +915,18 @@ class ContentReader:
         if len(stems) < 2:
             return []
         best: tuple[float, Proposition] | None = None
+        substance = stems - self._topic  # what the sentence says beyond naming the topic
         for p in self.props:
             if p.kind == "question" and not asked:
                 continue
             hit = len(stems & p.stems)
             need = 2 if asked else 3
-            if hit < need or hit < 0.5 * len(p.stems) * (0.6 if asked else 1.0):
+            if hit < need or hit < 0.5 * len(p.stems) * (0.6 if asked else 1.0) or \
+                    len(substance & p.stems) < (1 if asked else 2):
                 continue
-            score = hit / len(p.stems) + (0.01 if p.kind != "fact" else 0.0)
+            # a belief stated outright wins over a fact or refutation that shares its words
+            bonus = 0.15 if (p.kind == "belief" and not asked) else 0.01 if p.kind != "fact" else 0.0
+            score = hit / len(p.stems) + bonus
             if best is None or score > best[0]:
                 best = (score, p)
         if best is None:
@@ -923,6 +939,9 @@ class ContentReader:
             return [Claim(p.kc, TRUE, True, None, (p.misconception,) if p.kind == "refutation" else (),
                           _demand(sent, math=False), "fact")]
         agrees = negated == p.negated
+        said = _numbers(sent)
+        if p.numbers and len(said) == len(p.numbers) and not (said & p.numbers):
+            agrees = False  # the proposition restated with every quantity changed
         strong = best[0] >= 0.7  # a contradiction is only read off a close match
         if p.kind == "belief":
             if _REPORTED.search(sent):
@@ -939,6 +958,19 @@ class ContentReader:
 
 
 _NUMBERLESS = re.compile(r"\{[^}]*\}")
+_QUANTITY = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:/\d+)?(?![\w.])")
+
+
+def _numbers(text: str) -> frozenset[Fraction]:
+    """The numbers a sentence states (digits, number words, fractions), as exact values."""
+    out = set()
+    for tok in _QUANTITY.findall(normalise(text)):
+        try:
+            out.add(Fraction(tok))
+        except (ValueError, ZeroDivisionError):
+            continue
+    return frozenset(out)
+_PERCENT_WORD = re.compile(r"%|percent|per cent|\boff\b|discount", re.IGNORECASE)
 _PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|work out|solve|explain|describe|"
                      r"compare|show|estimate|predict|convert|simplify|tell me)\b", re.IGNORECASE)
 _CHAIN = re.compile(r"[^=<>]*?(?:(?:!=|<=|>=|=|<|>)[^=<>]*)+")
@@ -1007,6 +1039,9 @@ def _check(nodes: list[Node], rels: list[str], reference: Lin | None) -> tuple[b
     dims = {leaf.dim for n in nodes for leaf in _leaves(n)}
     if "speed" in dims:
         return None, reference  # rates combine dimensions this checker does not track
+    side_dims = [{leaf.dim for leaf in _leaves(n)} - {None} for n in nodes]
+    if any(side_dims) and (not all(side_dims) or any(len(d) > 1 for d in side_dims)):
+        return None, reference  # "90 ÷ 60 = 1.5 hours": a unit on one side only is a reading, not a claim
     has_var = any(v[0] != 0 for v in vals)
     ok = True
     for rel, a, b in zip(rels, vals, vals[1:], strict=False):

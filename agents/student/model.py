@@ -65,10 +65,15 @@ each linked KC :math:`j` the step :math:`(1 - L_j) \min(0.95, 0.8\, T_j\, \zeta 
 **Content, not labels.** In the env every act carries ``act.content`` (:mod:`envs.content`): the component
 :math:`k` is the one the turn's *checked* content works on (``None``: off topic, whatever its cue words);
 question mode needs a gradeable question on :math:`k`, whose demand (recall 0, apply 1, explain 2, transfer 3)
-sets :math:`D`; explain mode needs a true statement on :math:`k` (two or more: a worked example, :math:`w` x1.3);
-a turn with neither teaches nothing. A counterexample is ``content.refuted`` and repairs only a misconception the
-student holds (``active`` or ``suppressed``). Each *false* statement on a component first takes
-:math:`0.12 L_k` of its mastery, and one that states a misconception's rule (or belief) makes it ``active``
+sets :math:`D`; explain mode needs a true statement on :math:`k` (two or more: a worked example, :math:`w` x1.3),
+and true steps on other components in the same turn teach those at half an explanation's weight;
+a turn with neither teaches nothing, and each false statement in a turn halves what its true content teaches
+(the student cannot tell which part to trust), and makes the tutor less credible: every later learning step is
+scaled by a trust that each false statement multiplies by 0.8 (floor 0.3) — children track an informant's
+accuracy and learn less from one who erred (Koenig & Harris, 2005). A counterexample is ``content.refuted``
+(in a turn without false statements) and repairs only a misconception the student holds (``active`` or
+``suppressed``). Each *false* statement on a component first takes
+:math:`0.2 L_k` of its mastery, and one that states a misconception's rule (or belief) makes it ``active``
 (held: at once; else with :math:`p = 0.6 (1 - L_k)`): teaching errors teaches errors. Acts built by hand
 (``content is None``) are taken at their labels.
 
@@ -132,6 +137,7 @@ P_REPAIR_SHOWN, P_REPAIR_UNSHOWN, P_SUPPRESS_SHOWN, P_SUPPRESS_UNSHOWN = 0.85, 0
 # conceptual change needs dissatisfaction: a counterexample right after the student used the idea convinces
 # (0.85); one to an idea it voiced earlier less (0.5); one to an idea it never voiced rarely (0.15)
 P_REPAIR_EARLIER, P_REPAIR_BLIND = 0.3, 0.15
+SECONDARY = 0.5  # true steps on other components in the same turn teach them at half an explanation's weight
 COMPETITION = 0.4  # an active misconception fires with p (1 - 0.6 L) of its component (see _competing)
 MONOTONY = 0.01  # engagement lost per earlier repeat of the same move (up to four)
 REPAIR_BONUS, TRANSFER_BOOST, TRANSFER_LINKED = 0.4, 1.5, 0.8
@@ -146,7 +152,9 @@ EXPERTISE_REVERSAL = 0.8  # explanation weight (1 - 0.8 L): a novice gains 5x wh
 WORKED_EXAMPLE = 1.3  # two or more true steps on the component: a worked example
 REPEAT_DECAY, REPEAT_FLOOR = 0.85, 0.5  # each repeat of the same move on a component keeps 85%, down to half
 TRANSFER_READY, TRANSFER_EARLY = 0.5, 0.6  # transfer pays from L >= 0.5; before that it distracts
-FALSE_CLAIM = 0.12  # a false statement on a component takes 12% of its mastery
+FALSE_CLAIM = 0.2  # a false statement on a component takes 20% of its mastery
+CONTRADICTED = 0.5  # each false statement in a turn halves what its true content teaches
+TRUST_LOSS, TRUST_FLOOR = 0.8, 0.3  # each false statement: the tutor is believed 20% less (down to 30%)
 P_ADOPT = 0.6  # P(adopt a stated wrong rule) = 0.6 (1 - L)
 DEMAND_TO_BLOOM = {"recall": 0, "apply": 1, "explain": 2, "transfer": 3}
 
@@ -175,7 +183,8 @@ class StudentState:
     steps_cache: dict = field(default_factory=dict)  # the verbaliser's solution steps per KC (fixed per task)
     forgotten: bool = False
     turns: int = 0
-    moves: dict = field(default_factory=dict)  # (mode, intent, strategy, level) -> times played
+    moves: dict = field(default_factory=dict)  # (mode, worked example?, intent, strategy, level) -> times played
+    trust: float = 1.0  # how far the student believes this tutor: each false statement costs (see _mislead)
 
     @property
     def seen_items(self) -> frozenset[str]:
@@ -396,6 +405,8 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
         w, mode = W_EXPLAIN * (1.0 - EXPERTISE_REVERSAL * lk) * p.explanation_uptake, "explain"
         if n_true >= 2 and not labelled:
             w *= WORKED_EXAMPLE  # a run of true steps is a worked example
+    if not labelled and w > 0.0:
+        w *= CONTRADICTED ** min(3, reading.false_statements())  # true and false mixed: the student cannot tell
         if act.intent == "summarize":
             w *= W_SUMMARY  # a recap consolidates; it does not teach what was never worked on
     if act.reveals_answer and question:  # a question that gives the answer away: remembered, not generated
@@ -454,7 +465,7 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
 
     # the same move again and again (on any component): each repeat is worth less (diminishing returns), and a
     # monotonous session wears engagement down
-    signature = (mode, act.intent, act.strategy, act.guidance_level)
+    signature = (mode, n_true >= 2, act.intent, act.strategy, act.guidance_level)  # an example is not an explanation
     repeats = state.moves.get(signature, 0)
     state.moves[signature] = repeats + 1
     if repeats:
@@ -478,8 +489,15 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
                         state.mastery[j] += (1.0 - state.mastery[j]) * step
             else:
                 w *= TRANSFER_EARLY
-        step = min(0.95, state.learn[kc] * w * z * eng * rho * phi * mu * coherence)
+        step = min(0.95, state.learn[kc] * w * z * eng * rho * phi * mu * coherence * state.trust)
         state.mastery[kc] = lk + (1.0 - lk) * step
+        if mode == "explain" and not labelled:
+            # a worked example that runs through other components' steps teaches those too, at half weight
+            for j in state.mastery:
+                if j != kc and reading.true_statements(j):
+                    lj = state.mastery[j]
+                    wj = SECONDARY * W_EXPLAIN * (1.0 - EXPERTISE_REVERSAL * lj) * p.explanation_uptake
+                    state.mastery[j] = lj + (1.0 - lj) * min(0.95, state.learn[j] * wj * z * eng * state.trust)
 
     state.last_shown = plan.misconception if plan.cognition_state == "incorrect" else None
     if state.last_shown is not None:
@@ -491,7 +509,10 @@ def _mislead(state: StudentState, reading, rng: np.random.Generator) -> None:
     """False content: each false statement on a component lowers its mastery, and one that states a
     misconception's rule (or belief) makes that misconception active (a novice adopts it more readily)."""
     for claim in reading.claims:
-        if claim.verdict != "false" or claim.question or claim.kc not in state.mastery:
+        if claim.verdict != "false" or claim.question:
+            continue
+        state.trust = max(TRUST_FLOOR, state.trust * TRUST_LOSS)  # any falsehood, on the task or not
+        if claim.kc not in state.mastery:
             continue
         lk = state.mastery[claim.kc]
         state.mastery[claim.kc] = lk - FALSE_CLAIM * lk
@@ -548,7 +569,8 @@ def _repair(state: StudentState, act: TutorAct, kc: str, shown: str | None, rng:
     differ (``reading.refuted``); a negation is corrective feedback on the misconception's component."""
     changed: set[str] = set()
     reading = act.content
-    refuted = reading.refuted if reading is not None else ()
+    # a turn that also states falsehoods is no counterexample: the contrast it draws cannot be trusted
+    refuted = reading.refuted if reading is not None and not reading.false_statements() else ()
     for mid, s in state.status.items():
         if s == REPAIRED:
             continue

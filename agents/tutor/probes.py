@@ -232,24 +232,34 @@ class OwnWordsTeacher(_Plain):
             return _own_math(task, kc, self._rng, ask=self._turn % 2 == 0)
         sentences = [s for s in re.split(r"(?<=[.!?])\s+", kc["explanation"]) if s]
         s = sentences[(self._turn - 1) % len(sentences)]
-        return _reword(s) + (" Can you say why?" if self._turn % 2 == 0 else "")
+        mis = [m for m in task["misconceptions"] if m["kc"] == kc["id"]]
+        if mis and self._turn % 2 == 0:  # the component's trap, refuted in its own words
+            m = mis[(self._turn // 2) % len(mis)]
+            cx = [c for c in re.split(r"(?<=[.!?])\s+", m["counterexample"]) if c][0]
+            return _reword(cx)
+        return _reword(s)
 
 
 def _own_math(task: dict, kc: dict, rng: np.random.Generator, ask: bool) -> str:
+    """A fresh case of one of the task's kinds that exercises ``kc``: worked as a chain of equations (and set
+    against a wrong rule's result when the kind has one), or asked as a question."""
     from envs.tasks.math.taskset import family
 
     fam = family(task["id"])
     kinds = [k for k in (fam.main, *fam.probes) if kc["id"] in k.kcs] or [fam.main]
     kind = kinds[int(rng.integers(len(kinds)))]
     solved = kind.solve(kind.draw(rng, "easy"), 1)
-    eqs = [e for step in solved.steps for e in re.findall(r"[-\d(][\d\s/.+\-×÷*()%]*=\s*[-\d(][\d\s/.+\-×÷*()%]*",
-                                                                    step)]
-    if ask and eqs:
-        lhs = eqs[-1].split("=")[0].strip()
-        return f"Your turn: what is {lhs}?"
-    if eqs:
-        return "Look: " + "; ".join(e.strip().rstrip(".") for e in eqs[:3]) + "."
-    return f"Check this one: the answer to '{solved.stem}' works out to {solved.answer}."
+    if ask:
+        if "?" not in solved.expr and "=" not in solved.expr:
+            return f"Your turn: {solved.expr} = ?"
+        return f"Your turn: {solved.expr.replace('?', '__')}. What goes in the blank?"
+    eqs = [e.strip().rstrip(".") for step in solved.steps
+           for e in re.findall(r"[-\d(][\d\s/.+\-×÷*()%]*=\s*[-\d(][\d\s/.+\-×÷*()%]*", step)]
+    text = "Watch: " + "; ".join(eqs[:4]) + "." if eqs else f"Here {solved.expr} comes to {solved.answer}."
+    wrong = [ans for _steps, ans in solved.wrong.values() if ans != solved.answer]
+    if wrong:
+        text += f" It is {solved.answer}, not {wrong[0]}."
+    return text
 
 
 _WORDS = {"because": "since", "bigger": "larger", "smaller": "less big", "pushes": "presses", "the same": "equal",
