@@ -10,7 +10,7 @@ Each mutant is one AST-level edit that looks like a real bug, applied alone to a
 
 Strings, f-strings and decorators are never mutated (a changed error message is not a bug the metrics would
 show). Each mutant runs the test files that cover its module (``TARGETS``) with ``pytest -x``; it is *killed*
-when they fail or time out (3x the unmutated run + 10 s), *survives* when they pass. The script prints the
+when they fail or time out (1.5x the unmutated, traced run + 10 s), *survives* when they pass. The script prints the
 kill rate per module and every survivor (``file:line operator: before -> after``), and writes the same as JSON.
 It is not part of ``make test``: run it with ``make mutation`` (all modules, 2 workers) or, for one module,
 ``python .ci/mutation.py --module rewards/gate.py``; ``--list`` only counts the mutants.
@@ -422,7 +422,7 @@ def run(targets: list[Target], jobs: int) -> list[ModuleReport]:
                 functions = function_scopes(source)
                 for site in _selected(t, sites(source)):
                     select = _tests_for(site, functions, traced)
-                    work.append((report, site, source, 3 * seconds + 10, select))
+                    work.append((report, site, source, 1.5 * seconds + 10, select))
             print(f"{len(work)} mutants", flush=True)
             done = [0]
             start = time.monotonic()
