@@ -9,9 +9,11 @@ Each mutant is one AST-level edit that looks like a real bug, applied alone to a
 - ``term``: the right operand of ``a + b`` / ``a - b`` dropped (``a``).
 
 Strings, f-strings and decorators are never mutated (a changed error message is not a bug the metrics would
-show). Each mutant runs the test files that cover its module (``TARGETS``) with ``pytest -x``; it is *killed*
-when they fail or time out (1.5x the unmutated, traced run + 10 s), *survives* when they pass. The script prints the
-kill rate per module and every survivor (``file:line operator: before -> after``), and writes the same as JSON.
+show). The test files that cover a module (``TARGETS``) run once unmutated and traced, which records the
+functions each test calls; then each mutant runs, with ``pytest -x``, the tests that called its function (all of
+them for a mutant outside any function). It is *killed* when they fail or time out (1.5x the traced run + 10 s),
+*survives* when they pass or none calls its function. The script prints the kill rate per module and every
+survivor (``file:line [function] operator: before -> after``), and writes the same as JSON.
 It is not part of ``make test``: run it with ``make mutation`` (all modules, 2 workers) or, for one module,
 ``python .ci/mutation.py --module rewards/gate.py``; ``--list`` only counts the mutants.
 
