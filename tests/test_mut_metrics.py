@@ -13,6 +13,7 @@ from test_metrics import iso_record, student, tutor, varied_records
 from envs.errors import DatasetError
 from eval.metrics import episode_metrics, pnir, suite_metrics
 from eval.metrics.educationq import PairCounts, item_pairs
+from eval.metrics.mathdial import states_number, success_telling
 from eval.metrics.mrbench import damr_counts, tutor_labels
 from eval.metrics.stats import (
     DEFAULT_CONFIDENCE,
@@ -337,3 +338,29 @@ def test_learning_gain_of_a_same_only_posttest(kinds, gain):
     rec = {**iso_record([]), "pretest": pre, "posttest": post, "learning_gain": 0.5, "learning_gain_same": 1.0}
     m = episode_metrics(rec)
     assert (m["learning_gain"], m["learning_gain_same"]) == (gain, 1.0)
+
+
+# ---------------------------------------------------------------- MathDial's answer matching
+
+
+@pytest.mark.parametrize(("text", "answer", "expected"), [
+    pytest.param("It is 0.10000001", "0.1", True, id="within-1e-7"),
+    pytest.param("It is 0.100000105", "0.1", False, id="just-over-1e-7"),
+    pytest.param("It is 0.0000001", "0", False, id="exactly-1e-7-is-not-equal"),
+    pytest.param("It is 1,000", "1000", True, id="commas-dropped"),
+    pytest.param("It is abc 5", "abc", False, id="a-word-answer-never-matches"),
+    pytest.param("It is 3/4", "3/4", False, id="a-fraction-answer-is-not-a-number"),
+])
+def test_states_number(text, answer, expected):
+    assert states_number(text, answer) is expected
+
+
+@pytest.mark.parametrize(("turns", "expected"), [
+    pytest.param([{"speaker": "student", "states_answer": True}], {"Success@1": 1.0, "Telling@1": 0.0},
+                 id="only-the-student-flag-recorded"),
+    pytest.param([{"speaker": "tutor", "reveals_answer": True}], {"Success@1": 0.0, "Telling@1": 1.0},
+                 id="only-the-tutor-flag-recorded"),
+    pytest.param([{"speaker": "tutor"}], {"Success@1": None, "Telling@1": None}, id="nothing-recorded"),
+])
+def test_success_telling_needs_one_recorded_flag(turns, expected):
+    assert success_telling(turns, ks=(1,)) == expected
