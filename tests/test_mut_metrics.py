@@ -364,3 +364,10 @@ def test_states_number(text, answer, expected):
 ])
 def test_success_telling_needs_one_recorded_flag(turns, expected):
     assert success_telling(turns, ks=(1,)) == expected
+
+
+def test_css_resamples_without_any_pair_are_left_out():
+    # ep0: math +100, physics -100 (CSS 100); ep1 has no pairs: a resample of ep1 only has no CSS at all
+    records = [iso_record([(False, True), (True, False)], subjects=["math", "physics"]), iso_record([], seed=1)]
+    m = suite_metrics(records)["groups"]["socratic"]["metrics"]["CSS"]
+    assert (m["mean"], m["ci_low"], m["ci_high"], m["n"]) == (100.0, 100.0, 100.0, 2)
