@@ -515,3 +515,8 @@ def test_build_rejects_names_outside_the_registry(name: str) -> None:
 
     with pytest.raises(KeyError):
         _build(name, {})
+
+
+def test_trl_text_only_sum_counts_clean_turns_as_zero() -> None:
+    record = {"transcript": [tutor("short"), student(), tutor("x" * 660), tutor("fine")], "reward_components": {}}
+    assert make_term("length_penalty").trl()(["p"], ["c"], episode=[record]) == [pytest.approx(-0.1)]
