@@ -1,5 +1,6 @@
 """docs/design.md property 8 and issue 2's done-criterion: the built-in tutors rank socratic > lecturer > random on
-isomorphic-post-test learning gain under every persona family (math curriculum, the same episodes for all)."""
+isomorphic-post-test learning gain under every persona family (math curriculum and stem lessons, the same episodes
+for all)."""
 
 from __future__ import annotations
 
@@ -16,15 +17,15 @@ SEEDS = range(16)
 TUTORS = ("socratic", "lecturer", "random")
 
 
-@pytest.fixture(scope="module")
-def gains_by_family() -> dict[str, dict[str, list[float]]]:
+@pytest.fixture(scope="module", params=["math", "stem"])
+def gains_by_family(request) -> dict[str, dict[str, list[float]]]:
     personas = load_personas()
     out: dict[str, dict[str, list[float]]] = collections.defaultdict(lambda: collections.defaultdict(list))
     for tutor_name in TUTORS:
         tutor = make_tutor(tutor_name)
         for name, persona in personas.items():
             for seed in SEEDS:
-                spec = EpisodeSpec(task_set="math", persona=name, seed=seed, protocol={"max_turns": 8})
+                spec = EpisodeSpec(task_set=request.param, persona=name, seed=seed, protocol={"max_turns": 8})
                 record = run_episode(spec, tutor, SimulatedStudent(name), tutor_name)
                 out[persona.family][tutor_name].append(record["learning_gain"])
     return out

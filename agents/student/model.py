@@ -149,7 +149,7 @@ COHERENCE_SWITCH = 0.6
 OFF_TOPIC_COST = 0.08
 PREFERENCE_BONUS = 1.15
 EXPERTISE_REVERSAL = 0.8  # explanation weight (1 - 0.8 L): a novice gains 5x what a near-master does
-WORKED_EXAMPLE = 1.3  # two or more true steps on the component: a worked example
+WORKED_EXAMPLE = 1.6  # two or more true steps on the component: a worked example
 REPEAT_DECAY, REPEAT_FLOOR = 0.85, 0.5  # each repeat of the same move on a component keeps 85%, down to half
 TRANSFER_READY, TRANSFER_EARLY = 0.5, 0.6  # transfer pays from L >= 0.5; before that it distracts
 FALSE_CLAIM = 0.2  # a false statement on a component takes 20% of its mastery

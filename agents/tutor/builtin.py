@@ -87,7 +87,7 @@ class SocraticTutor(ActTutor):
 
         kc = task.kc(self._plan[0])
         level = self._level[kc.id]
-        if state is None:  # the student opened, or nothing was said yet
+        if state is None or info["turn"] == 0:  # the first move: open the weakest component (its plan)
             return self._open_component(kc, task, info)
         if self._spent.get(kc.id, 0) >= self._budget.get(kc.id, 99) and len(self._plan) > 1:
             # its share of the session is used: every tested component needs its turn
@@ -155,8 +155,12 @@ class SocraticTutor(ActTutor):
                 return _act("introduce_concept", "scenario_question", "L1", kc, task,
                             misconception=suspects[0]), suspects[0]
             return _act("guide_reasoning", "scenario_question", "L2", kc, task, misconception=suspects[0]), suspects[0]
-        if self._level[kc.id] == 0:
-            return _act("introduce_concept", None, "L1", kc, task), None  # novice: a worked example first
+        if self._level[kc.id] == 0:  # novice: a worked example first, set against the component's classic mistake
+            trap = next((m.id for m in task.misconceptions if m.kc == kc.id and self._repairs.get(m.id, 0) == 0), None)
+            if trap is not None:
+                self._repairs[trap] = 1
+                return _act("introduce_concept", "scenario_question", "L1", kc, task, misconception=trap), trap
+            return _act("introduce_concept", None, "L1", kc, task), None
         return _act("guide_reasoning", "break_down", _LEVELS[self._level[kc.id]], kc, task), None
 
     def _make_plan(self, info: dict, task: Task) -> None:
@@ -231,8 +235,9 @@ class SocraticTutor(ActTutor):
 
 
 class LecturerTutor(ActTutor):
-    """Explains each component in turn (explanation, then a worked example), tells the solution and the test
-    answers, and closes with a summary — without ever checking understanding or asking what the student thinks."""
+    """Explains each component in turn (explanation, then a worked example with the component's classic mistake
+    and the case that disproves it), tells the solution and the test answers, and closes with a summary — without ever
+    checking understanding or asking what the student thinks."""
 
     name = "lecturer"
 
@@ -260,7 +265,11 @@ class LecturerTutor(ActTutor):
         kc = kcs[kc_index]
         if part == "explain":
             return f"Let me explain {kc.name}: {kc.explanation}"
-        return f"Here's a worked example of {kc.name}: {kc.worked_example}"
+        text = f"Here's a worked example of {kc.name}: {kc.worked_example}"
+        traps = [m for m in task.misconceptions if m.kc == kc.id]
+        if traps:  # a lecture warns of the component's classic mistake with the case that disproves it
+            text += f" A common mistake to avoid: {traps[self._step % len(traps)].counterexample}"
+        return text
 
 
 def _lecture_plan(n_kcs: int, turns: int) -> list[tuple[int, str]]:
