@@ -310,7 +310,20 @@ class _Trace:
     def pytest_collection_finish(self, session: Any) -> None:
         self.order = [item.nodeid for item in session.items]
 
+    def _clear_caches(self) -> None:
+        """Empty the module's functools caches: a cache hit runs no Python code, so without this a later test
+        that reads a cached result would not count as calling the function (and would not be selected)."""
+        for module in list(sys.modules.values()):
+            path = getattr(module, "__file__", None)
+            if path is None or os.path.realpath(path) != self.filename:
+                continue
+            for value in vars(module).values():
+                for obj in (value, *vars(value).values()) if isinstance(value, type) else (value,):
+                    if callable(getattr(obj, "cache_clear", None)):
+                        obj.cache_clear()
+
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        self._clear_caches()
         profile = self._profile(self.called.setdefault(nodeid, set()))
         sys.setprofile(profile)
         threading.setprofile(profile)
