@@ -7,6 +7,7 @@ last lines say whether any fixed act beats socratic by more than two standard er
 ``tests/test_adaptivity.py`` asserts the same on a smaller grid.
 
     python benchmarks/fixed_act_search.py --seeds 6
+    python benchmarks/fixed_act_search.py --ppo runs/train/ppo__default__0/policy.zip   # what PPO learned
 """
 
 from __future__ import annotations
@@ -151,14 +152,62 @@ def search(acts, specs, workers: int = 2, extra: tuple[str, ...] = ("socratic",)
     return {k: np.array(rows[i * n:(i + 1) * n]) for i, k in enumerate(keys)}
 
 
+def ppo_acts(policy: str, specs) -> dict:
+    """What a trained dialogue-act PPO policy plays on ``specs``: the share of its most frequent act, and its act
+    distribution per persona family and per the student's last cognition state (does it look at the student?)."""
+    import collections
+
+    from envs.spaces import decode_tutor_features
+    from train.ppo_acts import PPOTutor
+
+    counts: collections.Counter = collections.Counter()
+    by_family: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    by_state: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    gains = []
+    for fam, spec in specs:
+        tutor = PPOTutor(path=policy)
+        chosen = []
+        orig = tutor.choose
+
+        def choose(observation, info, task, _orig=orig, _chosen=chosen):
+            act, mis = _orig(observation, info, task)
+            state = decode_tutor_features(observation["features"])["last_cognition_state"] or "none"
+            _chosen.append(((act.intent, act.strategy, act.guidance_level), state))
+            return act, mis
+
+        tutor.choose = choose
+        gains.append(run_episode(spec, tutor, SimulatedStudent(spec.persona), "ppo")["learning_gain"] or 0.0)
+        for act, state in chosen:
+            counts[act] += 1
+            by_family[fam][act] += 1
+            by_state[state][act] += 1
+    total = sum(counts.values())
+    top, n_top = counts.most_common(1)[0]
+    return {"gain": float(np.mean(gains)), "turns": total, "top_act": top, "top_share": n_top / total,
+            "distinct_acts": len(counts), "by_family": by_family, "by_state": by_state}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ppo", default=None, help="a trained policy.zip: report what it plays")
     parser.add_argument("--seeds", type=int, default=4)
     parser.add_argument("--per-family", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--top", type=int, default=5)
     args = parser.parse_args()
     specs = family_specs(args.seeds, per_family=args.per_family)
+    if args.ppo:
+        rep = ppo_acts(args.ppo, specs)
+        soc = search([], specs, args.workers, extra=("socratic",))["socratic"].mean()
+        print(f"PPO {args.ppo}: gain {rep['gain']:+.3f} ({rep['gain'] / soc:.0%} of socratic's {soc:+.3f}); "
+              f"{rep['distinct_acts']} distinct acts; most frequent {'/'.join(map(str, rep['top_act']))} in "
+              f"{rep['top_share']:.0%} of {rep['turns']} turns")
+        for title, table in (("family", rep["by_family"]), ("student's last state", rep["by_state"])):
+            for key, c in sorted(table.items()):
+                n = sum(c.values())
+                top = ", ".join(f"{'/'.join(map(str, a))} {k / n:.0%}" for a, k in c.most_common(3))
+                print(f"  by {title} {key:22s} n={n:4d}: {top}")
+        return
     acts = all_acts()
     res = search(acts, specs, args.workers, extra=("socratic", "lecturer", "random"))
     fams = np.array([f for f, _ in specs])

@@ -44,15 +44,18 @@ def test_reworded_socratic_keeps_its_gain(results) -> None:
     assert results["probe_paraphrase"][:, 0].mean() >= 0.85 * results["socratic"][:, 0].mean()
 
 
-@pytest.mark.xfail(reason="open (issue 12): stem lessons state few numbers, so socratic with wrong numbers keeps "
-                          "most of its gain there (math alone: about half)", strict=False)
 def test_wrong_numbers_keep_at_most_half_the_gain(results) -> None:
     assert results["probe_wrong_numbers"][:, 0].mean() <= 0.5 * results["socratic"][:, 0].mean()
 
 
-@pytest.mark.xfail(reason="open (issue 12): a tutor teaching true content in its own words is read only partly "
-                          "(bare equations on fresh numbers, reworded lesson sentences)", strict=False)
-def test_own_words_teaching_is_credited(results) -> None:
-    own, rnd = results["probe_own_words"][:, 0], results["random"][:, 0]
-    d, se = paired(own, rnd)
-    assert own.mean() >= 0.5 * results["socratic"][:, 0].mean() and d > 2 * se
+def test_own_words_teaching_beats_random(results) -> None:
+    """True content in the tutor's own words and numbers is credited: it beats random clearly."""
+    d, se = paired(results["probe_own_words"][:, 0], results["random"][:, 0])
+    assert d > 2 * se, (d, se)
+
+
+@pytest.mark.xfail(reason="open (issue 12): a non-adaptive own-words teacher keeps about a third of socratic's "
+                          "gain (the curriculum-worded lecturer about 40%): socratic's timing of counterexamples is "
+                          "worth more than either", strict=False)
+def test_own_words_teaching_keeps_half_of_socratic(results) -> None:
+    assert results["probe_own_words"][:, 0].mean() >= 0.5 * results["socratic"][:, 0].mean()
