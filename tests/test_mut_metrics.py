@@ -371,3 +371,9 @@ def test_css_resamples_without_any_pair_are_left_out():
     records = [iso_record([(False, True), (True, False)], subjects=["math", "physics"]), iso_record([], seed=1)]
     m = suite_metrics(records)["groups"]["socratic"]["metrics"]["CSS"]
     assert (m["mean"], m["ci_low"], m["ci_high"], m["n"]) == (100.0, 100.0, 100.0, 2)
+
+
+@pytest.mark.parametrize("k", [0, -1, True, "3", 1.5])
+def test_success_telling_rejects_a_bad_k(k):
+    with pytest.raises(ValueError, match="every k must be a positive integer"):
+        success_telling([{"speaker": "tutor"}], ks=(k,))
