@@ -165,6 +165,7 @@ _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%")
 _IS = re.compile(r"(?<=[\d)%])\s+(?:is|are|was|will be|would be|as|=)\s+(?=[-(]?\d)")
 
 
+@functools.lru_cache(maxsize=65536)
 def normalise(text: str) -> str:
     """Math-friendly text: operators as symbols, numbers as digits (see the module docstring)."""
     s = text
@@ -743,6 +744,7 @@ _REPORTED = re.compile(r"\b(?:says?|said|thinks?|thought|claims?|believes?|someo
                        r"by this rule|you said|your idea|the rule gives|would you|if you)\b", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=65536)
 def content_stems(text: str) -> tuple[frozenset[str], int]:
     """The content stems of ``text`` and its count of negations (a leading "No," and a contrast such as
     ", not by making heat" do not negate the sentence's claim)."""
@@ -765,7 +767,12 @@ _SENT = re.compile(r"(?<=[.!?;:])\s+|\n+")
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENT.split(text) if s.strip()]
+    return list(_sentences(text))
+
+
+@functools.lru_cache(maxsize=65536)
+def _sentences(text: str) -> tuple[str, ...]:
+    return tuple(s.strip() for s in _SENT.split(text) if s.strip())
 
 
 # ---------------------------------------------------------------------------------------------- the reader
@@ -961,6 +968,7 @@ _NUMBERLESS = re.compile(r"\{[^}]*\}")
 _QUANTITY = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:/\d+)?(?![\w.])")
 
 
+@functools.lru_cache(maxsize=65536)
 def _numbers(text: str) -> frozenset[Fraction]:
     """The numbers a sentence states (digits, number words, fractions), as exact values."""
     out = set()
@@ -1122,17 +1130,20 @@ def _equation_of(text: str) -> Lin | None:
     return None
 
 
-_READERS: dict[int, tuple[Task, ContentReader]] = {}
+_READERS: dict[tuple, ContentReader] = {}
 
 
 def _reader(task: Task) -> ContentReader:
-    hit = _READERS.get(id(task))
-    if hit is not None and hit[0] is task:
-        return hit[1]
-    reader = ContentReader(task)
-    if len(_READERS) > 512:
-        _READERS.clear()
-    _READERS[id(task)] = (task, reader)
+    """One reader per distinct task content: a lesson rebuilt for every episode, or a math task drawn again with
+    the same numbers, reuses its reader (and the cache of its readings)."""
+    key = (task.task_set, task.id, task.statement, task.answer,
+           tuple((k.explanation, k.worked_example) for k in task.knowledge_components),
+           tuple(m.counterexample for m in task.misconceptions))
+    reader = _READERS.get(key)
+    if reader is None:
+        if len(_READERS) > 512:
+            _READERS.clear()
+        reader = _READERS[key] = ContentReader(task)
     return reader
 
 
