@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import multiprocessing as mp
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from reward_validity import paired_map  # noqa: E402
 
 from agents.student import SimulatedStudent, load_personas  # noqa: E402
 from agents.tutor import make_tutor  # noqa: E402
@@ -141,15 +142,8 @@ def _gain(job) -> float:
 
 
 def search(acts, specs, workers: int = 2, extra: tuple[str, ...] = ("socratic",)) -> dict:
-    keys = [*extra, *acts]
-    jobs = [(s, k) for k in keys for _, s in specs]
-    if workers > 1:
-        with mp.Pool(workers) as pool:
-            rows = pool.map(_gain, jobs, chunksize=32)
-    else:
-        rows = [_gain(j) for j in jobs]
-    n = len(specs)
-    return {k: np.array(rows[i * n:(i + 1) * n]) for i, k in enumerate(keys)}
+    """``{tutor or act: gains over specs}`` for the ``extra`` tutors and every act, on the same specs."""
+    return paired_map(_gain, [*extra, *acts], [s for _, s in specs], workers)
 
 
 def ppo_acts(policy: str, specs) -> dict:

@@ -66,16 +66,22 @@ def _row(job: tuple[EpisodeSpec, str]) -> tuple[float, float]:
     return float(rec["learning_gain"] or 0.0), float(rec["reward"])
 
 
-def measure(tutors: list[str], spec_list: list[EpisodeSpec], workers: int = 2) -> dict[str, np.ndarray]:
-    """``{tutor: array (n_specs, 2)}`` of (gain, reward) on the same specs."""
+def paired_map(play_one, tutors: list, spec_list: list[EpisodeSpec], workers: int = 2) -> dict:
+    """``{tutor: array over spec_list}`` of ``play_one((spec, tutor))``: every tutor on the same specs, in a pool
+    of ``workers`` processes (``play_one`` must be a module-level function)."""
     jobs = [(s, t) for t in tutors for s in spec_list]
     if workers > 1:
         with mp.Pool(workers) as pool:
-            rows = pool.map(_row, jobs, chunksize=16)
+            rows = pool.map(play_one, jobs, chunksize=16)
     else:
-        rows = [_row(j) for j in jobs]
+        rows = [play_one(j) for j in jobs]
     n = len(spec_list)
     return {t: np.array(rows[i * n:(i + 1) * n]) for i, t in enumerate(tutors)}
+
+
+def measure(tutors: list[str], spec_list: list[EpisodeSpec], workers: int = 2) -> dict[str, np.ndarray]:
+    """``{tutor: array (n_specs, 2)}`` of (gain, reward) on the same specs."""
+    return paired_map(_row, tutors, spec_list, workers)
 
 
 def paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:

@@ -386,8 +386,8 @@ def operations(rel: str, sides: list[Node]) -> set[str]:
     for s in sides:
         for n in _walk(s):
             if n.op in "+-" and n.op != "neg" and len(n.op) == 1:
-                if _is_fraction(_strip(n.left)) and _is_fraction(_strip(n.right)):
-                    like = _strip(n.left).right.value == _strip(n.right).right.value
+                if _is_fraction(n.left) and _is_fraction(n.right):
+                    like = n.left.right.value == n.right.right.value
                     ops.add("frac_add_like" if like else "frac_add_unlike")
                 elif _is_decimal(n.left) or _is_decimal(n.right):
                     ops.add("dec_add")
@@ -411,11 +411,11 @@ def operations(rel: str, sides: list[Node]) -> set[str]:
             ops.add("dec_compare")
         elif negs:
             ops.add("int_compare")
-    if rel == "=" and len(sides) >= 2 and all(_is_fraction(_strip(s)) for s in sides[:2]):
+    if rel == "=" and len(sides) >= 2 and all(_is_fraction(s) for s in sides[:2]):
         ops.add("frac_equiv")
         if sides[0].right.value != sides[1].right.value:
             ops.add("rename")
-    if rel == "=" and any(_is_fraction(_strip(s)) for s in sides) and any(_is_decimal(s) for s in sides):
+    if rel == "=" and any(_is_fraction(s) for s in sides) and any(_is_decimal(s) for s in sides):
         ops.add("dec_fraction")
     if any(getattr(leaf, "text", "").endswith("%") for leaf in leaves) or any(n.op == "pct" for s in sides
                                                                              for n in _walk(s)):
@@ -425,10 +425,6 @@ def operations(rel: str, sides: list[Node]) -> set[str]:
     if rel == "=" and not ops and {"/"} & set().union(*(_ops(s) for s in sides)):
         ops.add("divide")
     return ops
-
-
-def _strip(node: Node) -> Node:
-    return node
 
 
 def _walk(node: Node | None) -> Iterable[Node]:
@@ -546,8 +542,6 @@ def _flatten(node: Node) -> tuple[list[Fraction] | None, list[str]]:
     if node.op in "+-*/" and len(node.op) == 1 and not node.paren:
         left, lops = _flatten(node.left)
         right, rops = _flatten(node.right)
-        if left is None or right is None or node.right.op not in ("num",) and rops and node.op in "*/":
-            pass
         if left is None or right is None:
             return None, []
         return left + right, lops + [node.op] + rops
@@ -651,10 +645,6 @@ def _rule_discount_as_price(node: Node) -> Fraction | None:
     return None
 
 
-def _rule_forget_half_area(node: Node) -> Fraction | None:
-    return _rule_forget_half(node)
-
-
 # A misconception's wrong rule on an expression's sub-trees (``None`` where it does not apply). Misconceptions
 # without a rule here (slant side as height, conversion direction …) are met through their propositions.
 WRONG_RULES: dict[str, Callable[[Node], Fraction | None]] = {
@@ -669,7 +659,7 @@ WRONG_RULES: dict[str, Callable[[Node], Fraction | None]] = {
     "write_whole_column_sum": _rule_whole_column,
     "align_last_digits": _rule_align_last,
     "add_parts_separately": _rule_add_parts,
-    "forget_half": _rule_forget_half_area,
+    "forget_half": _rule_forget_half,
     "subtract_percent_as_dollars": _rule_percent_as_dollars,
     "discount_as_price": _rule_discount_as_price,
 }
