@@ -501,7 +501,7 @@ def _frac_parts(node: Node) -> tuple[Fraction, Fraction] | None:
 def _rule_add_tops_bottoms(node: Node) -> Fraction | None:
     if node.op == "+":
         a, b = _frac_parts(node.left), _frac_parts(node.right)
-        if a and b and a[1] != b[1] and a[1] + b[1]:
+        if a and b and a[1] + b[1]:
             return Fraction(a[0] + b[0], a[1] + b[1])
     return None
 
@@ -782,10 +782,15 @@ class ContentReader:
     def __init__(self, task: Task) -> None:
         self.task = task
         self.kc_ids = [k.id for k in task.knowledge_components]
-        self._kc_ops = {k: KC_OPERATIONS.get(k, frozenset()) for k in self.kc_ids}
+        # the computations each component performs: the curriculum's table, or for a component it does not know
+        # (a user's own task), the operations of the relations in its own worked example and explanation
+        self._kc_ops = {k.id: KC_OPERATIONS[k.id] if k.id in KC_OPERATIONS else _operations_in(
+            (k.worked_example, k.explanation, *(q.text for q in k.questions))) for k in task.knowledge_components}
         self._kc_words = {k.id: frozenset(stem(w) for w in _WORD.findall(" ".join(k.keywords + (k.name,)).lower()))
                           for k in task.knowledge_components}
         self._mis = {m.id: m for m in task.misconceptions}
+        self._rules = {m.id: r for m in task.misconceptions if m.id not in WRONG_RULES
+                       and (r := _infer_rule(m.id, task)) is not None}
         self._mis_by_kc: dict[str, list[str]] = {}
         for m in task.misconceptions:
             self._mis_by_kc.setdefault(m.kc, []).append(m.id)
@@ -894,7 +899,7 @@ class ContentReader:
         kc = kcs[0] if kcs else None
         affirms, refutes = None, []
         for mid in (m for k in kcs for m in self._mis_by_kc.get(k, ())) if kcs else ():
-            wrong = _wrong_verdict(mid, rel, nodes)
+            wrong = _wrong_verdict(mid, rel, nodes, self._rules.get(mid))
             if wrong is None:
                 continue
             truth, rule_says = wrong
@@ -1030,6 +1035,41 @@ def _leading_math(piece: str) -> str:
     return m.group(0).rstrip(" .,")
 
 
+def _infer_rule(mid: str, task: Task) -> Callable[[Node], Fraction | None] | None:
+    """For a misconception the curriculum does not know (a user's own task): the known wrong rule that turns an
+    item's expression into the answer the item lists for this misconception."""
+    for item in (*task.pretest, *task.posttest):
+        wrong = item.misconception_answers.get(mid)
+        if wrong is None or item.is_choice:
+            continue
+        stated = parse(normalise(wrong))
+        target = _const(stated) if stated is not None else None
+        if target is None:
+            continue
+        for span in _MATH_SPAN.findall(normalise(item.stem)):
+            node = parse(span.strip(" ?"))
+            if node is None or node.op in ("num", "var"):
+                continue
+            for rule in WRONG_RULES.values():
+                got = evaluate(node, rule)
+                if got is not None and got[0] == 0 and got[1] == target and _const(node) != target:
+                    return rule
+    return None
+
+
+def _operations_in(texts) -> frozenset[str]:
+    """Every computation performed by the relations (and asked expressions) in ``texts``."""
+    ops: set[str] = set()
+    for text in texts:
+        for sent in sentences(text):
+            for chain in _chains(normalise(sent)):
+                parts = _REL.split(chain)
+                nodes = [parse(s.strip(" ?")) for s in parts[0::2]]
+                if None not in nodes and len(nodes) >= 2:
+                    ops |= operations(parts[1], nodes)
+    return frozenset(ops)
+
+
 def _check(nodes: list[Node], rels: list[str], reference: Lin | None) -> tuple[bool | None, Lin | None]:
     vals = [evaluate(n) for n in nodes]
     if any(v is None for v in vals):
@@ -1061,7 +1101,8 @@ def _check(nodes: list[Node], rels: list[str], reference: Lin | None) -> tuple[b
     return ok, reference
 
 
-def _wrong_verdict(mid: str, rel: str, nodes: list[Node]) -> tuple[bool, bool] | None:
+def _wrong_verdict(mid: str, rel: str, nodes: list[Node],
+                   rule: Callable[[Node], Fraction | None] | None = None) -> tuple[bool, bool] | None:
     """(correct rule's verdict, misconception's verdict) on this relation or question; ``None``: no rule."""
     if rel in ("<", ">") and len(nodes) == 2:
         a, b = (nodes[0], nodes[1]) if rel == ">" else (nodes[1], nodes[0])
@@ -1073,7 +1114,7 @@ def _wrong_verdict(mid: str, rel: str, nodes: list[Node]) -> tuple[bool, bool] |
         eq = _equiv_rule(mid, nodes[0], nodes[1])
         if eq is not None:
             return _const(nodes[0]) == _const(nodes[1]), eq
-    rule = WRONG_RULES.get(mid)
+    rule = rule or WRONG_RULES.get(mid)
     if rule is None:
         return None
     lhs = nodes[0]
