@@ -172,6 +172,10 @@ def test_cardinal_grammar(text: str, values: list) -> None:
     pytest.param("is one of them", [], id="one-of-is-a-pronoun"),
     pytest.param("x = one", [("one", 4, 7)], id="one-after-equals"),
     pytest.param("negative two", [("negative two", 0, 12)], id="negative-word"),
+    pytest.param("two hundred and, five", [("two hundred", 0, 11), ("five", 17, 21)], id="and-then-a-comma"),
+    pytest.param("a third of", [("a third", 0, 7)], id="a-third-of-at-the-end"),
+    pytest.param("one third", [("one third", 0, 9)], id="one-third"),
+    pytest.param("five sixths", [("five sixths", 0, 11)], id="five-sixths"),
 ])
 def test_number_word_spans(text: str, spans: list) -> None:
     assert [(m.text, m.start, m.end) for m in number_mentions(text)] == spans
