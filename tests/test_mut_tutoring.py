@@ -373,3 +373,34 @@ def test_a_leak_ending_does_not_announce_the_turn_limit() -> None:
     assert "The dialogue is over; the post-test is starting." not in [text for _, text in texts]
     # it watches 3 pre-test answers (the last already in the dialogue phase), leaks at once, then watches 2 of 3
     assert [phase for phase, _ in texts] == ["pretest", "pretest", "dialogue", "dialogue", "posttest", "posttest"]
+
+
+def _last_tutor_features(env: TutoringEnv, tutor: str) -> list[float]:
+    env.reset(seed=0)
+    features = []
+    for agent in env.agent_iter(max_iter=500):
+        obs, _r, term, trunc, info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        if agent == "tutor":
+            features = obs["features"].tolist()
+            env.step(tutor)
+        else:
+            env.step(right(info["item"]) if "item" in info else "I am not sure yet.")
+    return features
+
+
+def test_the_revealed_feature_stays_on_after_a_leak() -> None:
+    from envs import spaces as tzs
+    from envs.labels import COGNITION_STATES
+
+    revealed = 5 + tzs.MAX_KCS + len(COGNITION_STATES) + 1
+    env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=2)
+    env.reset(seed=0)
+    leak = f"The answer is {env.task.answer}."
+    assert _last_tutor_features(env, leak)[revealed] == 1.0
+    assert _last_tutor_features(TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=2),
+                                QUESTION)[revealed] == 0.0
+    record = play(TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=2))["record"]
+    assert [t["states_answer"] for t in record["transcript"] if t["speaker"] == "tutor"] == [False, False]
