@@ -211,3 +211,15 @@ def test_identity_leaves_out_what_may_change_on_resume():
                      "judge": {"backend": "openai:m"}, "batch_size": 8}
     assert list(ident["tutor_kwargs"]) == ["alpha", "temperature"]
     assert _identity(suite, "all", ["a"], None, 1, {}, None, None)["judge"] is None
+
+
+def test_run_file_is_sorted_indented_json_with_a_newline_in_a_new_nested_folder(tmp_path: Path):
+    out = tmp_path / "a" / "b" / "run"
+    prepare_output(out, out / "episodes.jsonl", {"z": 1, "a": [1, 2]}, resume=False)
+    assert (out / RUN_FILE).read_text(encoding="utf-8") == '{\n  "a": [\n    1,\n    2\n  ],\n  "z": 1\n}\n'
+
+
+def test_a_records_file_of_one_blank_line_is_not_empty(tmp_path: Path):
+    out, path = _finished(tmp_path, data=b"\n")
+    with pytest.raises(ConfigError, match="already holds 0 finished records"):
+        prepare_output(out, path, IDENT, resume=False)
