@@ -442,7 +442,8 @@ class TutoringEnv(AECEnv):
             ends_session=bool(end_i),
         )
         text = verbalise_act(act, self.task, self._rng)
-        return self._with_content(act, text), text
+        # the act's labels are the tutor's choice; the student learns from what its words say, read as in text mode
+        return replace(act, content=self._reader.read(text)), text
 
     def _credit(self, components: dict[str, float]) -> None:
         """Credit weighted components to the tutor now and add them to the episode's totals."""

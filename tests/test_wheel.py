@@ -145,8 +145,6 @@ def test_installed_cli_lists_every_persona(installed: dict) -> None:
     assert len([line for line in out.splitlines() if line.strip()]) == _personas_in_checkout()
 
 
-@pytest.mark.xfail(strict=True, reason="train/common.py finds CONFIG_DIR through Path(__file__).parents[1]; "
-                   "needs `CONFIG_DIR = config_dir('train')` (envs.resources), a file owned by another issue")
 def test_installed_train_recipes_are_found(installed: dict) -> None:
     out = _run(installed, installed["python"], "-c",
                "from train.common import CONFIG_DIR; print(len(list(CONFIG_DIR.glob('*.yaml'))))")

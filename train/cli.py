@@ -46,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg = load_recipe_config(module.Config, path, args.set)
         results = module.run(cfg)
     except TutorZooError as exc:
-        console.print(f"[red]tutorzoo train {args.recipe}: {exc}[/red]")
+        console.print(f"tutorzoo train {args.recipe}: {exc}", style="red", markup=False)  # keep '.[hf]' as is
         return 2
     console.print_json(json.dumps(results, sort_keys=True, default=str))
     return 0

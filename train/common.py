@@ -32,10 +32,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envs.config import read_yaml_mapping
 from envs.errors import ConfigError
+from envs.resources import config_dir
 from eval.tracking import run_name, scrub_secrets
 
-ROOT = Path(__file__).resolve().parents[1]
-CONFIG_DIR = ROOT / "configs" / "train"
+CONFIG_DIR = config_dir("train")
 
 
 class WandbConfig(BaseModel):

@@ -163,6 +163,12 @@ def main(argv: list[str] | None = None) -> None:
                         help="tiny: ~200k parameters (tests); small: ~2M, 2048 context (learns by SFT on a CPU)")
     parser.add_argument("--corpus-episodes", type=int, default=36, help="socratic episodes the tokenizer is trained on")
     args = parser.parse_args(argv)
+    import importlib.util
+    import sys
+
+    missing = [m for m in ("torch", "transformers", "tokenizers") if importlib.util.find_spec(m) is None]
+    if missing:  # before any work, with the extra that installs them
+        sys.exit(f"python -m train.tiny_model needs {', '.join(missing)}: pip install -e '.[hf]' (or make install)")
     path = build_tiny_model(args.out, seed=args.seed, vocab_size=args.vocab_size,
                             corpus_episodes=args.corpus_episodes, size=args.size)
     print(f"tiny model written to {path}")
