@@ -247,6 +247,9 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> int:
         console.print("report.html will not be written: it needs matplotlib: " + INSTALL_HINT.format(extra="report")
                       + "; or pass --no-html", markup=False, soft_wrap=True)
     tutor_kwargs, per_tutor = _tutor_kwargs(args, tutors, specs)
+    for name, options in suite.tutor_args.items():  # the suite's per-tutor options; --tutor-arg overrides them
+        if name in tutors:
+            per_tutor[name] = {**options, **per_tutor.get(name, {})}
     student, student_kwargs = _student(args)
     if student is not None:
         if suite.kind != "episodes":

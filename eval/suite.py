@@ -98,7 +98,10 @@ class Suite(BaseModel):
     version: int = Field(ge=1)
     description: str = ""
     kind: str = Field(default="episodes", description="How units are built and scored (eval/kinds/).")
-    tutors: list[str] = Field(min_length=1)
+    tutors: list[str] = Field(min_length=1, description="Tutor specs, or NAME=SPEC to show one under a name "
+                                                        "(the same model twice: base=hf:m, tuned=hf:m).")
+    tutor_args: dict[str, dict[str, Any]] = Field(default_factory=dict, description="Per-tutor options by display "
+                                                  "name (as --tutor-arg NAME:KEY=VALUE), e.g. {tuned: {adapter: p}}.")
     blocks: list[Block] = Field(default_factory=list, description="Episode blocks (episodes kind only).")
     items: dict[str, Any] = Field(default_factory=dict, description="Kind-specific settings, checked by the kind.")
     judge: JudgeDefaults | None = None
@@ -108,6 +111,15 @@ class Suite(BaseModel):
     @classmethod
     def _check_kind(cls, value: str) -> str:
         return check_kind_name(value)
+
+    @model_validator(mode="after")
+    def _check_tutor_args(self) -> Suite:
+        names = [t.partition("=")[0] if "=" in t else t for t in self.tutors]
+        unknown = sorted(set(self.tutor_args) - set(names))
+        if unknown:
+            raise ValueError(f"tutor_args names {unknown}, which are not among the tutors {names}; key them by the "
+                             "tutor's display name (NAME in NAME=SPEC)")
+        return self
 
     @model_validator(mode="after")
     def _check_blocks(self) -> Suite:

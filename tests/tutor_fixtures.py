@@ -27,3 +27,14 @@ class FlakyTutor(EchoTutor):
 
 class NotATutor:
     """Lacks act(): the registry must refuse it."""
+
+
+class PrefixTutor(EchoTutor):
+    """Needs a constructor argument: says ``prefix`` before echoing (per-tutor options in suites)."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    def act(self, observation: dict, info: dict) -> str:
+        text = super().act(observation, info)
+        return f"{self.prefix} {text}" if text else text
