@@ -235,7 +235,7 @@ class SocraticTutor(ActTutor):
 
 
 class LecturerTutor(ActTutor):
-    """Explains each component in turn (explanation, then a worked example with the component's classic mistake
+    """Explains each component in turn (explanation, then a worked example; once in the lecture, a classic mistake
     and the case that disproves it), tells the solution and the test answers, and closes with a summary — without ever
     checking understanding or asking what the student thinks."""
 
@@ -243,6 +243,7 @@ class LecturerTutor(ActTutor):
 
     def on_reset(self) -> None:
         self._step = 0
+        self._warned = False
 
     def act(self, observation: dict, info: dict) -> str:
         if info.get("observe_only", False):
@@ -267,8 +268,9 @@ class LecturerTutor(ActTutor):
             return f"Let me explain {kc.name}: {kc.explanation}"
         text = f"Here's a worked example of {kc.name}: {kc.worked_example}"
         traps = [m for m in task.misconceptions if m.kc == kc.id]
-        if traps:  # a lecture warns of the component's classic mistake with the case that disproves it
-            text += f" A common mistake to avoid: {traps[self._step % len(traps)].counterexample}"
+        if traps and not self._warned:  # a lecture warns once of a classic mistake, with the case that disproves it
+            self._warned = True
+            text += f" A common mistake to avoid: {traps[0].counterexample}"
         return text
 
 
