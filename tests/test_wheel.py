@@ -80,20 +80,23 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict:
     src, dist, venv, elsewhere = work / "src", work / "dist", work / "venv", work / "elsewhere"
     # A copy, so that the build's build/ and *.egg-info never land in the checkout; links stay links.
     shutil.copytree(ROOT, src, symlinks=True, ignore=shutil.ignore_patterns(*NOT_SOURCE))
+    # Without PYTHONPATH (another test may have set it in this process): pip would find the checkout through it,
+    # call the package "already satisfied" and install nothing into the fresh venv.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"COLUMNS": "200"}
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-                    "--disable-pip-version-check", "-w", str(dist), str(src)], check=True)
+                    "--disable-pip-version-check", "-w", str(dist), str(src)], check=True, env=env)
     wheels = sorted(dist.glob("tutorzoo-*.whl"))
     assert len(wheels) == 1, f"expected one tutorzoo wheel in {dist}, found {wheels}"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
-                    "--quiet", "--disable-pip-version-check", str(wheels[0])], check=True)
+                    "--ignore-installed", "--quiet", "--disable-pip-version-check", str(wheels[0])],
+                   check=True, env=env)
     site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           check=True, capture_output=True, text=True).stdout.strip()
     # The dependencies, lent by this interpreter (its .pth files, e.g. an editable install's finder, do not run).
     (Path(site) / "_tutorzoo_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n", encoding="utf-8")
     elsewhere.mkdir()
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"COLUMNS": "200"}
     return {"python": str(python), "tutorzoo": str(venv / "bin" / "tutorzoo"), "cwd": elsewhere, "env": env,
             "wheel": wheels[0], "venv": venv}
 
