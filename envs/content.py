@@ -789,8 +789,9 @@ class ContentReader:
         self._kc_words = {k.id: frozenset(stem(w) for w in _WORD.findall(" ".join(k.keywords + (k.name,)).lower()))
                           for k in task.knowledge_components}
         self._mis = {m.id: m for m in task.misconceptions}
-        self._rules = {m.id: r for m in task.misconceptions if m.id not in WRONG_RULES
-                       and (r := _infer_rule(m.id, task)) is not None}
+        # the curriculum's misconceptions have their rules (or none, by design); a user's own task gets inferred ones
+        self._rules = {} if task.task_set in ("math", "stem") else {
+            m.id: r for m in task.misconceptions if m.id not in WRONG_RULES and (r := _infer_rule(m.id, task))}
         self._mis_by_kc: dict[str, list[str]] = {}
         for m in task.misconceptions:
             self._mis_by_kc.setdefault(m.kc, []).append(m.id)
@@ -814,7 +815,7 @@ class ContentReader:
     def _add(self, kc: str, text: str, kind: str, mis: str | None = None) -> None:
         if "{" in text:
             return
-        stems, negs = content_stems(_NUMBERLESS.sub(" ", text))
+        stems, negs = content_stems(_DIGIT_RUN.sub("0", _NUMBERLESS.sub(" ", text)))  # numbers are no stems: cache hits
         if len(stems) >= 3:
             # a lesson's quantities are facts; a math task's are one instance's (its relations are checked exactly)
             numbers = _numbers(text) if self.task.task_set != "math" else frozenset()
@@ -973,6 +974,7 @@ def _numbers(text: str) -> frozenset[Fraction]:
         except (ValueError, ZeroDivisionError):
             continue
     return frozenset(out)
+_DIGIT_RUN = re.compile(r"\d+")
 _PERCENT_WORD = re.compile(r"%|percent|per cent|\boff\b|discount", re.IGNORECASE)
 _PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|work out|solve|explain|describe|"
                      r"compare|show|estimate|predict|convert|simplify|tell me)\b", re.IGNORECASE)
