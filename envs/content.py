@@ -31,6 +31,11 @@ is read from what they ask.
 Everything else — cue phrases, KC names, encouragement, random nouns, numbers in no checkable relation — is
 not content. :attr:`Reading.kc` is the component the turn works on (most true content, then questions).
 
+The module is long (about 1,200 lines) for one concern: every part — the math normaliser and parser, the
+computations table, the wrong rules, the proposition matcher — feeds the same :class:`Claim`, and they share
+private helpers (relation chains, exact evaluation) that would otherwise have to become a public API between two
+modules. Its sections are marked; a split along them (math claims / propositions) is the natural next step.
+
 Example::
 
     reader = ContentReader.for_task(task)
