@@ -130,6 +130,19 @@ class Reading:
 
 EMPTY = Reading()
 
+
+def with_reading(act, reading: Reading):
+    """A text-mode tutor act with what its words say: the annotator's labels (intent, strategy, level), the
+    reading attached, and the component and misconception taken from the checked content, never from cue words.
+    A malformed act keeps its no-credit labels and an empty reading. The env and ``tutorzoo agreement`` both use
+    this, so the labels scored against the gold set are the env's."""
+    from dataclasses import replace
+
+    if act.invalid:
+        return replace(act, content=EMPTY)
+    refuted = reading.refuted
+    return replace(act, content=reading, target_kc=reading.kc, addresses_misconception=refuted[0] if refuted else None)
+
 # ---------------------------------------------------------------------------------------------- normalising
 
 _NUM_WORDS = {w: i for i, w in enumerate(
@@ -1190,5 +1203,5 @@ def _read_cached(reader: ContentReader, text: str) -> Reading:
     return reader._read(text)
 
 
-__all__ = ["Claim", "ContentReader", "Reading", "TRUE", "FALSE", "UNCHECKED", "normalise", "parse", "evaluate",
-           "KC_OPERATIONS", "WRONG_RULES"]
+__all__ = ["Claim", "ContentReader", "Reading", "with_reading", "TRUE", "FALSE", "UNCHECKED", "normalise", "parse",
+           "evaluate", "KC_OPERATIONS", "WRONG_RULES"]

@@ -17,7 +17,7 @@ from envs.acts import StudentTurn, TutorAct
 from envs.annotate import AnnotationContext, Annotator
 from envs.config import EnvConfig, make_config
 from envs.content import EMPTY as EMPTY_READING
-from envs.content import ContentReader
+from envs.content import ContentReader, with_reading
 from envs.errors import ConfigError
 from envs.grading import Grade, grade, mentions_value
 from envs.labels import COGNITION_STATES, INTENTS, STRATEGIES
@@ -398,16 +398,8 @@ class TutoringEnv(AECEnv):
         act = self._annotator.annotate(text, self._ctx)
         if act.invalid:  # not language (envs/wellformed.py): counted like an empty or garbage action
             self.invalid_turns["tutor"] += 1
-            return replace(act, content=EMPTY_READING), text
-        return self._with_content(act, text), text
-
-    def _with_content(self, act: TutorAct, text: str) -> TutorAct:
-        """The act with what its words say (envs/content.py): the component it works on and the misconception
-        it refutes come from the checked content, never from cue words alone."""
-        reading = self._reader.read(text)
-        refuted = reading.refuted
-        return replace(act, content=reading, target_kc=reading.kc,
-                       addresses_misconception=refuted[0] if refuted else None)
+            return with_reading(act, EMPTY_READING), text
+        return with_reading(act, self._reader.read(text)), text
 
     def _decode_act(self, action: Any) -> tuple[TutorAct, str]:
         try:

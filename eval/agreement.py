@@ -80,7 +80,6 @@ import argparse
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +89,7 @@ from envs.acts import TutorAct
 from envs.annotate import AnnotationContext, Annotator
 from envs.annotate_student import StudentAnnotator, StudentContext
 from envs.content import EMPTY as EMPTY_READING
-from envs.content import ContentReader
+from envs.content import ContentReader, with_reading
 from envs.errors import ConfigError, DatasetError
 from envs.labels import BLOOM_LEVELS, COGNITION_STATES, DISCIPLINES, GUIDANCE_LEVELS, INTENTS, SPEAKERS, STRATEGIES
 from envs.tasks import TASK_SETS, Task, get_task_set
@@ -273,9 +272,9 @@ def _transfer(disciplines: Sequence[str], previous: Sequence[str]) -> bool:
 def env_tutor_act(annotator: Annotator, reader: ContentReader, text: str, ctx: AnnotationContext) -> TutorAct:
     """The act the env gives a text-mode tutor turn: the annotator's labels with what the content reader reads.
 
-    Mirrors ``TutoringEnv._with_content`` (envs/tutoring.py) through the same two public APIs: ``target_kc`` is
-    the reading's component and ``addresses_misconception`` the first misconception the turn refutes; a turn
-    the annotator finds malformed keeps its no-credit labels and an empty reading.
+    The env's own combination, :func:`envs.content.with_reading`: ``target_kc`` is the reading's component and
+    ``addresses_misconception`` the first misconception the turn refutes; a turn the annotator finds malformed
+    keeps its no-credit labels and an empty reading.
 
     Example::
 
@@ -284,11 +283,7 @@ def env_tutor_act(annotator: Annotator, reader: ContentReader, text: str, ctx: A
         act.target_kc, act.addresses_misconception
     """
     act = annotator.annotate(text, ctx)
-    if act.invalid:
-        return replace(act, content=EMPTY_READING)
-    reading = reader.read(text)
-    refuted = reading.refuted
-    return replace(act, content=reading, target_kc=reading.kc, addresses_misconception=refuted[0] if refuted else None)
+    return with_reading(act, EMPTY_READING if act.invalid else reader.read(text))
 
 
 def rule_annotations(records: Sequence[dict]) -> dict[Key, dict]:
