@@ -75,12 +75,26 @@ def test_a_false_statement_takes_a_fifth_of_mastery_and_a_fifth_of_trust() -> No
     lk = state.mastery[kc]
     reading = reader.read("1/2 + 1/3 = 2/5.")
     assert reading.false_statements() == 1 and reading.claims[0].kc == kc
+    assert reading.affirmed == ("add_across",)
+    state.status["add_across"] = "repaired"  # a held (even repaired) idea stated as the rule is active at once
     act = TutorAct(intent="introduce_concept", strategy=None, guidance_level="L2", target_kc=kc, content=reading)
     respond(state, act, np.random.default_rng(1))
     assert state.trust == pytest.approx(0.8)
     assert state.mastery[kc] == pytest.approx(lk * 0.8, abs=1e-12)  # and nothing true was said: no learning
-    # the stated wrong rule: held at once, or adopted with p = 0.6 (1 - L)
-    assert state.status.get("add_across") in (None, "active")
+    assert state.status["add_across"] == "active"
+
+
+def test_a_stated_wrong_rule_is_adopted_with_06_times_1_minus_l() -> None:
+    reading = ContentReader(TASK).read("1/2 + 1/3 = 2/5.")
+    act = TutorAct(intent="introduce_concept", strategy=None, guidance_level="L2", target_kc="fraction_addition",
+                   content=reading)
+    adopted = 0
+    for seed in range(3000):
+        state = _state()
+        state.mastery["fraction_addition"] = 0.5  # L before the false statement: p = 0.6 (1 - 0.5) = 0.3
+        respond(state, act, np.random.default_rng(seed))
+        adopted += state.status.get("add_across") == "active"
+    assert adopted / 3000 == pytest.approx(0.6 * (1 - 0.5), abs=0.03)
 
 
 def test_trust_has_a_floor_of_three_tenths() -> None:
