@@ -42,7 +42,8 @@ bench: $(FULL)
 	$(PY) benchmarks/rollout_speed.py
 
 # Mutation testing of the critical modules (.ci/mutation.py): kill rate per module and every survivor.
-# Not part of `make test`.
+# Not part of `make test`. One module or a few: `make mutation MODULES="envs/tutoring.py agents/student/model.py"`.
+MODULES ?=
 .PHONY: mutation
 mutation: $(FULL)
-	$(PY) .ci/mutation.py
+	$(PY) .ci/mutation.py $(foreach m,$(MODULES),--module $(m))
