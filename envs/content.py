@@ -816,9 +816,10 @@ class ContentReader:
         self.props: list[Proposition] = []
         self._topic = frozenset().union(*self._kc_words.values())  # KC names and keywords: naming, not content
         for k in task.knowledge_components:
-            facts = getattr(k, "facts", ()) or ()
-            texts = list(facts) or [*sentences(k.explanation), *sentences(k.worked_example),
-                                    *(q.expected for q in k.questions if q.expected and len(q.expected) > 20)]
+            # the lesson's canonical facts, and the material a tutor may restate from it (explanation, worked
+            # example, expected answers): both are true content on the component
+            texts = [*k.facts, *sentences(k.explanation), *sentences(k.worked_example),
+                     *(q.expected for q in k.questions if q.expected and len(q.expected) > 20)]
             for t in texts:
                 self._add(k.id, t, "fact")
             for link in k.links:  # a bridge to another discipline says something true about the component
@@ -827,7 +828,7 @@ class ContentReader:
                 self._add(k.id, q.text, "question")
         for m in task.misconceptions:
             self._add(m.kc, m.belief, "belief", m.id)
-            for t in (getattr(m, "refutations", ()) or ()) or sentences(m.counterexample):
+            for t in (*m.refutations, *sentences(m.counterexample)):  # stated observations and the scenario
                 self._add(m.kc, t, "refutation", m.id)
 
     def _add(self, kc: str, text: str, kind: str, mis: str | None = None) -> None:

@@ -74,6 +74,10 @@ class KnowledgeComponent(_Frozen):
     analogies: tuple[str, ...] = Field(min_length=1)
     contexts: tuple[str, ...] = Field(default=(), description="Real-world contexts (contextualize).")
     difficulty: float = Field(default=0.5, ge=0.0, le=1.0, description="0 easy … 1 hard for the grade.")
+    facts: tuple[str, ...] = Field(
+        default=(), description="Short canonical true propositions about the KC, in plain words with the terms and "
+        "quantities they involve; the content reader checks tutor turns against them (required in stem lessons)."
+    )
 
 
 class Misconception(_Frozen):
@@ -86,6 +90,10 @@ class Misconception(_Frozen):
     counterexample: str = Field(min_length=1, description="A counterexample or scenario that repairs it.")
     negation: str = Field(min_length=1, description="The plain correction ('No, that's wrong because ...').")
     keywords: tuple[str, ...] = Field(default=(), description="Words that show a tutor addresses it.")
+    refutations: tuple[str, ...] = Field(
+        default=(), description="Observations that refute the belief, each a plain true statement; stating one is "
+        "a counterexample to the misconception (required in stem lessons)."
+    )
 
 
 class Item(_Frozen):
