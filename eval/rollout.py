@@ -1,5 +1,7 @@
 """Rolling out episodes: one spec + one tutor + one student -> one ``episodes.jsonl`` record.
 
+Every episode is played by the rollout engine (:mod:`envs.engine`); this module is its harness-side face.
+
 A failure of the tutor or the student (a backend that raises, times out, returns garbage) never loses
 finished work: the episode is recorded with the failure and ``ended_by="failure"``, and the run goes on.
 """
@@ -7,14 +9,13 @@ finished work: the episode is recorded with the failure and ``ended_by="failure"
 from __future__ import annotations
 
 import json
-import traceback
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from agents.tutor.base import TutorPolicy
-from envs import tutoring_v0
 from envs.config import EpisodeSpec
+from envs.engine import BatchOfOne, episode_record, play
+from envs.protocols import Student, Tutor
 from envs.reward_api import RewardModel
 
 # Re-exported for the callers that import them from here; they are defined in envs.seeding.
@@ -23,9 +24,10 @@ from envs.seeding import episode_seed as episode_seed
 
 
 def run_episode(
-    spec: EpisodeSpec, tutor: TutorPolicy, student: Any, tutor_name: str = "tutor", reward: RewardModel | None = None
+    spec: EpisodeSpec, tutor: Tutor, student: Student, tutor_name: str = "tutor", reward: RewardModel | None = None
 ) -> dict:
-    """Play one episode to the end and return its record.
+    """Play one episode to the end and return its record (:func:`envs.engine.play` with a batch of one: the
+    tutor is reset with the spec's tutor seed and asked with ``act``, even a batched one).
 
     Example::
 
@@ -34,54 +36,18 @@ def run_episode(
         spec = EpisodeSpec(task_set="math", persona="sid_core/all_round", seed=0)
         record = run_episode(spec, make_tutor("socratic"), SimulatedStudent(spec.persona), "socratic")
     """
-    env = tutoring_v0.env(**spec.env_kwargs(), reward=reward)
-    env.reset(seed=spec.seed)
-    tutor.reset(seed=derive_seed(spec.seed, "tutor"))
-    student.reset(seed=derive_seed(spec.seed, "student"))
-    failures: list[dict] = []
-    for agent in env.agent_iter():
-        obs, _reward, term, trunc, info = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        if agent == "tutor" and info.get("observe_only"):
-            env.step("")
-            continue
-        policy = tutor if agent == "tutor" else student
-        try:
-            action = policy.act(obs, info)
-        except Exception as exc:  # a policy failure is recorded, never fatal to the run
-            failures.append({
-                "agent": agent,
-                "phase": info.get("phase"),
-                "turn": info.get("turn"),
-                "error": f"{type(exc).__name__}: {exc}",
-                "traceback": traceback.format_exc(limit=3),
-            })
-            break
-        env.step(action)
-    return finish_record(env, spec, tutor_name, student, failures)
+    [record] = play([spec], BatchOfOne(tutor), lambda _persona: student, reward=reward, tutor_name=tutor_name)
+    return record
 
 
-def finish_record(env: Any, spec: EpisodeSpec, tutor_name: str, student: Any, failures: list[dict]) -> dict:
-    """The ``episodes.jsonl`` record of a played (or failed) episode; closes the env."""
-    record = env.unwrapped.episode_record()
-    if failures:
-        record["ended_by"] = "failure"
-    env.close()
-    return {
-        "spec": spec.model_dump(),
-        "tutor": tutor_name,
-        "student": getattr(student, "name", f"simulated:{spec.persona}"),
-        **record,
-        "failures": failures,
-    }
+# The record of a played (or failed) episode, for the callers that import it from here.
+finish_record = episode_record
 
 
 def run_specs(
     specs: Iterable[EpisodeSpec],
     tutor_names: Iterable[str],
-    make_tutor: Callable[[str], TutorPolicy],
+    make_tutor: Callable[[str], Tutor],
     make_student: Callable[[str], Any],
     on_record: Callable[[dict], None] | None = None,
     reward: RewardModel | None = None,

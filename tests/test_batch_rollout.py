@@ -10,8 +10,8 @@ import pytest
 
 from agents.student import SimulatedStudent
 from agents.tutor.builtin import SocraticTutor
-from agents.tutor.llm import PartialBatchError
 from envs.config import EpisodeSpec
+from envs.protocols import PartialBatchError, TutorTurn
 from eval.batch import run_batched
 from eval.rollout import run_episode
 
@@ -33,7 +33,7 @@ def sequential(specs: list[EpisodeSpec]) -> list[dict]:
 
 
 class BatchedSocratic:
-    """The Socratic tutor behind ``act_batch``: one tutor per episode, keyed by ``info['episode_index']``."""
+    """The Socratic tutor as an episode tutor: one tutor per episode, keyed by the index the engine names."""
 
     def __init__(self, fail: dict[int, int] | None = None, crash_on_call: int | None = None) -> None:
         self.fail = fail or {}  # episode index -> its dialogue turn whose reply goes missing
@@ -50,16 +50,15 @@ class BatchedSocratic:
         self.turns[index] = 0
 
     def act(self, observation: dict, info: dict) -> str:
-        raise AssertionError("run_batched must call act_batch on a batched tutor")
+        raise AssertionError("run_batched must call act_turns on an episode tutor")
 
-    def act_batch(self, batch: list[tuple[dict, dict]]) -> list[str]:
+    def act_turns(self, batch: list[TutorTurn]) -> list[str]:
         self.calls.append(len(batch))
         if self.crash_on_call == len(self.calls):
             raise ConnectionError("the inference server went away")
         texts: list[str | None] = []
         errors: list[str | None] = []
-        for obs, info in batch:
-            i = info["episode_index"]
+        for i, obs, info in batch:
             self.turns[i] += 1
             missing = self.fail.get(i) == self.turns[i]
             texts.append(None if missing else self.tutors[i].act(obs, info))
@@ -85,10 +84,17 @@ def test_batched_records_equal_sequential_ones(reference: list[dict], batch_size
     assert max(tutor.calls) == min(batch_size, len(SPECS))  # the tutor really got batches that size
 
 
-def test_a_tutor_without_act_batch_runs_on_per_episode_copies(reference: list[dict]) -> None:
-    shared = SocraticTutor()
-    records = run_batched(SPECS, shared, SimulatedStudent, batch_size=4, tutor_name="socratic")
+def test_a_tutor_without_act_batch_plays_one_episode_at_a_time(reference: list[dict]) -> None:
+    class Counting(SocraticTutor):
+        resets = 0
+
+        def reset(self, seed: int | None = None) -> None:
+            Counting.resets += 1
+            super().reset(seed=seed)
+
+    records = run_batched(SPECS, Counting(), SimulatedStudent, batch_size=4, tutor_name="socratic")
     assert [comparable(r) for r in records] == [comparable(r) for r in reference]
+    assert Counting.resets == len(SPECS)  # the one instance, reset per episode (a batch of one)
 
 
 def test_a_partial_batch_error_fails_only_its_episodes(reference: list[dict]) -> None:

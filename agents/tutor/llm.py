@@ -17,20 +17,11 @@ from dataclasses import replace
 import numpy as np
 
 from agents.backends.base import ChatBackend, GenerationConfig
+from envs.protocols import PartialBatchError as PartialBatchError  # defined beside the engine that reads it
 
 
 class TutorBackendError(RuntimeError):
     """The backend produced no reply for this episode's turn (the error is recorded with the episode)."""
-
-
-class PartialBatchError(RuntimeError):
-    """Some replies of a batch failed: ``texts[i]`` is None exactly where ``errors[i]`` says why."""
-
-    def __init__(self, texts: list[str | None], errors: list[str | None]) -> None:
-        failed = sum(e is not None for e in errors)
-        super().__init__(f"{failed} of {len(errors)} replies failed; first: {next(e for e in errors if e)}")
-        self.texts = texts
-        self.errors = errors
 
 
 class LLMTutor:

@@ -1,0 +1,317 @@
+"""The rollout engine: the one loop that plays episodes of the tutoring env, for every entry point.
+
+:func:`play` keeps up to ``batch_size`` episodes in flight (one env per spec, each with its own student). At every
+step it plays each episode's student turns and the tutor's observe-only turns until the tutor must speak, then
+asks the tutor for all the waiting episodes at once. An episode that ends leaves the batch and the next spec takes
+its place, so a long episode never stalls the others. Sequential play is the same mechanism with a batch of one:
+a plain :class:`~envs.protocols.Tutor` is driven through :class:`BatchOfOne`, the one adapter that turns it into
+a batched tutor of one episode. The harness (``eval.rollout.run_episode``), the batched rollout
+(``eval.batch.run_batched``), the item kinds, ``tutorzoo play``, GRPO's rollouts, DPO's replays and the
+Gymnasium views' embedded seats all play through here (docs/design.md, "One engine, one episode per spec").
+
+**Seeds** come from :mod:`envs.seeding` only: the env is reset with the spec's seed, the student with
+``derive_seed(seed, "student")``, a one-at-a-time tutor with ``derive_seed(seed, "tutor")``; a shared batched
+tutor is reset once with the first spec's tutor seed, and an :class:`~envs.protocols.EpisodeTutor` gets each
+episode's tutor seed in ``begin_episode(index, seed)``, ``index`` being the spec's position in ``specs``.
+
+**Failures** stay with their episodes: a seat's exception ends its own episode with ``ended_by="failure"`` and
+a :class:`~envs.protocols.FailureRecord`; a :class:`~envs.protocols.PartialBatchError` fails only the episodes
+whose replies are missing, any other exception of a batched call fails the episodes of that call, and the rest
+play on. With ``strict=True`` the exception is raised instead. A seat that raises
+:class:`~envs.protocols.StopEpisode` ends its episode without a failure.
+
+Example::
+
+    from agents.student import SimulatedStudent
+    from agents.tutor import make_tutor
+    specs = [EpisodeSpec(task_set="math", persona="anxious", seed=s) for s in range(4)]
+    records = play(specs, make_tutor("socratic"), SimulatedStudent, tutor_name="socratic")
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from envs import tutoring_v0
+from envs.config import EpisodeSpec
+from envs.protocols import (
+    BatchedTutor,
+    EpisodeTutor,
+    FailureRecord,
+    PartialBatchError,
+    StopEpisode,
+    Student,
+    Tutor,
+    TutorTurn,
+    exception_failure,
+    failure_record,
+)
+from envs.reward_api import RewardModel
+from envs.seeding import derive_seed
+
+
+@dataclass
+class Episode:
+    """One episode in flight: its position in the run, its spec, env and student, and how it stands."""
+
+    index: int
+    spec: EpisodeSpec
+    env: Any
+    student: Student
+    failures: list[FailureRecord] = field(default_factory=list)
+    waiting: tuple[dict, dict] | None = None  # (observation, info) the tutor must answer
+    done: bool = False
+
+    def end(self, failure: FailureRecord | None = None) -> None:
+        if failure is not None:
+            self.failures.append(failure)
+        self.waiting = None
+        self.done = True
+
+
+class Observer(Protocol):
+    """Sees each episode around the tutor's turns (``tutorzoo play``'s screen, DPO's dialogue states)."""
+
+    def before_tutor(self, episode: Episode, observation: dict, info: dict) -> None:
+        """Called at every tutor turn, observe-only ones included, before the tutor is asked."""
+
+    def after_tutor(self, episode: Episode, info: dict) -> None:
+        """Called after a tutor turn the tutor spoke has been stepped."""
+
+
+# ------------------------------------------------------------------------------------------ tutor seats
+Reply = tuple[str | None, FailureRecord | None]  # the text, or why there is none
+
+
+class TutorSeat:
+    """How the engine drives a tutor: ``start`` once per run, ``begin`` per episode, ``ask`` per step."""
+
+    limit: int | None = None  # most episodes per call (None: the run's batch size)
+
+    def start(self, specs: Sequence[EpisodeSpec]) -> None:
+        """Before the first episode."""
+
+    def begin(self, index: int, seed: int) -> None:
+        """As episode ``index`` starts; ``seed`` is its tutor seed."""
+
+    def ask(self, episodes: Sequence[Episode], strict: bool = False) -> list[Reply]:
+        """One reply per waiting episode; with ``strict`` a tutor's exception is raised, not recorded."""
+        raise NotImplementedError
+
+
+class BatchOfOne(TutorSeat):
+    """A :class:`~envs.protocols.Tutor` as a batched tutor of one episode: reset with each episode's tutor seed,
+    asked with ``act``; the same instance plays every episode, one after the other."""
+
+    limit = 1
+
+    def __init__(self, tutor: Tutor) -> None:
+        self.tutor = tutor
+
+    def begin(self, index: int, seed: int) -> None:
+        self.tutor.reset(seed=seed)
+
+    def ask(self, episodes: Sequence[Episode], strict: bool = False) -> list[Reply]:
+        out: list[Reply] = []
+        for ep in episodes:
+            obs, info = ep.waiting  # type: ignore[misc]
+            try:
+                out.append((self.tutor.act(obs, info), None))
+            except Exception as exc:  # a tutor failure ends its own episode (recorded)
+                if strict or isinstance(exc, StopEpisode):
+                    raise
+                out.append((None, exception_failure("tutor", info, exc)))
+        return out
+
+
+class _Shared(TutorSeat):
+    """A :class:`~envs.protocols.BatchedTutor` or :class:`~envs.protocols.EpisodeTutor`: one instance, one call
+    per step for every waiting episode."""
+
+    def __init__(self, tutor: BatchedTutor | EpisodeTutor) -> None:
+        self.tutor = tutor
+
+    def start(self, specs: Sequence[EpisodeSpec]) -> None:
+        if specs:
+            self.tutor.reset(seed=derive_seed(specs[0].seed, "tutor"))
+
+    def begin(self, index: int, seed: int) -> None:
+        if isinstance(self.tutor, EpisodeTutor):
+            self.tutor.begin_episode(index, seed)
+
+    def _call(self, episodes: Sequence[Episode]) -> list[str]:
+        if isinstance(self.tutor, EpisodeTutor):
+            return self.tutor.act_turns([TutorTurn(ep.index, *ep.waiting) for ep in episodes])  # type: ignore[misc]
+        return self.tutor.act_batch([ep.waiting for ep in episodes])  # type: ignore[misc]
+
+    def ask(self, episodes: Sequence[Episode], strict: bool = False) -> list[Reply]:
+        infos = [ep.waiting[1] for ep in episodes]  # type: ignore[index]
+        try:
+            texts: list[str | None] = list(self._call(episodes))
+            if len(texts) != len(episodes):
+                raise ValueError(f"act_batch returned {len(texts)} replies for {len(episodes)} episodes")
+            return [(t, None if t is not None else failure_record(
+                "tutor", info, "act_batch returned None without an error", "")) for t, info in zip(texts, infos,
+                                                                                                   strict=True)]
+        except PartialBatchError as exc:
+            if strict:
+                raise
+            trace = traceback.format_exc(limit=3)
+            # the error act() raises for one episode's missing reply, so batched and sequential failures read alike
+            return [(t, None) if e is None and t is not None else
+                    (None, failure_record("tutor", info, f"TutorBackendError: {e}" if e is not None
+                                          else "act_batch returned None without an error", trace))
+                    for t, e, info in zip(exc.texts, exc.errors, infos, strict=True)]
+        except Exception as exc:  # the whole call failed: its episodes fail, later ones go on
+            if strict or isinstance(exc, StopEpisode):
+                raise
+            return [(None, exception_failure("tutor", info, exc)) for info in infos]
+
+
+def tutor_seat(tutor: Tutor | BatchedTutor | EpisodeTutor | TutorSeat) -> TutorSeat:
+    """How ``tutor`` is driven: per-episode batched, shared batched, or one at a time (the only dispatch)."""
+    if isinstance(tutor, TutorSeat):
+        return tutor
+    if isinstance(tutor, (EpisodeTutor, BatchedTutor)):
+        return _Shared(tutor)
+    if isinstance(tutor, Tutor):
+        return BatchOfOne(tutor)
+    raise TypeError(f"{type(tutor).__name__} is not a tutor: give it reset(seed) and act(observation, info) "
+                    "(or act_batch(batch) for a batched one); see envs.protocols")
+
+
+def is_batched(tutor: Any) -> bool:
+    """Whether ``tutor`` answers many episodes per call (a model tutor), i.e. whether a batch size matters."""
+    return tutor_seat(tutor).limit != 1
+
+
+# ------------------------------------------------------------------------------------------ the loop
+def episode_record(env: Any, spec: EpisodeSpec, tutor_name: str, student: Any,
+                   failures: Sequence[FailureRecord]) -> dict:
+    """The ``episodes.jsonl`` record of a played (or failed) episode; closes the env."""
+    record = env.unwrapped.episode_record()
+    if failures:
+        record["ended_by"] = "failure"
+    env.close()
+    return {
+        "spec": spec.model_dump(),
+        "tutor": tutor_name,
+        "student": getattr(student, "name", f"simulated:{spec.persona}"),
+        **record,
+        "failures": list(failures),
+    }
+
+
+def _advance(ep: Episode, observer: Observer | None, strict: bool) -> None:
+    """Play the student and the observe-only tutor turns until the tutor must speak or the episode ends."""
+    env = ep.env
+    while env.agents:
+        obs, _reward, term, trunc, info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        agent = env.agent_selection
+        try:
+            if agent == "tutor":
+                if observer is not None:
+                    observer.before_tutor(ep, obs, info)
+                if info.get("observe_only"):
+                    env.step("")
+                    continue
+                ep.waiting = (obs, info)
+                return
+            action = ep.student.act(obs, info)
+        except StopEpisode:
+            ep.end()
+            return
+        except Exception as exc:  # a seat's failure ends its own episode only
+            if strict:
+                raise
+            ep.end(exception_failure(agent, info, exc))
+            return
+        env.step(action)
+    ep.done = True
+
+
+def play(
+    specs: Iterable[EpisodeSpec],
+    tutor: Tutor | BatchedTutor | EpisodeTutor | TutorSeat,
+    make_student: Callable[[str], Student],
+    *,
+    batch_size: int = 1,
+    reward: RewardModel | None = None,
+    tutor_name: str = "tutor",
+    on_record: Callable[[dict], None] | None = None,
+    observer: Observer | None = None,
+    strict: bool = False,
+) -> list[dict]:
+    """Play every spec with ``tutor``, up to ``batch_size`` episodes in lockstep; records in the order of ``specs``.
+
+    ``make_student(persona)`` builds each episode's student; ``on_record`` sees each record as it finishes.
+    A plain tutor plays one episode at a time whatever ``batch_size`` is.
+
+    Example::
+
+        records = play(specs, LLMTutor(HFBackend("models/tiny")), SimulatedStudent, batch_size=16)
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    specs = list(specs)
+    seat = tutor_seat(tutor)
+    width = min(batch_size, seat.limit or batch_size)
+    seat.start(specs)
+    records: list[dict | None] = [None] * len(specs)
+    queue = iter(enumerate(specs))
+    active: list[Episode] = []
+
+    def start(index: int, spec: EpisodeSpec) -> Episode:
+        env = tutoring_v0.env(**spec.env_kwargs(), reward=reward)
+        env.reset(seed=spec.seed)
+        seat.begin(index, derive_seed(spec.seed, "tutor"))
+        student = make_student(spec.persona)
+        student.reset(seed=derive_seed(spec.seed, "student"))
+        return Episode(index, spec, env, student)
+
+    exhausted = False
+    while True:
+        while not exhausted and len(active) < width:
+            nxt = next(queue, None)
+            if nxt is None:
+                exhausted = True
+                break
+            active.append(start(*nxt))
+        for ep in active:
+            if ep.waiting is None and not ep.done:
+                _advance(ep, observer, strict)
+        finished = [ep for ep in active if ep.done]
+        for ep in finished:
+            records[ep.index] = episode_record(ep.env, ep.spec, tutor_name, ep.student, ep.failures)
+            if on_record is not None:
+                on_record(records[ep.index])  # type: ignore[arg-type]
+        active = [ep for ep in active if not ep.done]
+        if finished and not exhausted:
+            continue  # fill the freed slots before the tutor's call, so the batch stays full
+        if not active:
+            break
+        try:
+            replies = seat.ask(active, strict)
+        except StopEpisode:  # only a one-at-a-time tutor stops its (single) episode this way
+            for ep in active:
+                ep.end()
+            continue
+        for ep, (text, failure) in zip(active, replies, strict=True):
+            if failure is not None:
+                ep.end(failure)
+                continue
+            info = ep.waiting[1]  # type: ignore[index]
+            ep.waiting = None
+            ep.env.step(text)
+            if observer is not None:
+                observer.after_tutor(ep, info)
+    return records  # type: ignore[return-value]
+
+
+__all__ = ["BatchOfOne", "Episode", "Observer", "TutorSeat", "episode_record", "is_batched", "play", "tutor_seat"]
