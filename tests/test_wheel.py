@@ -116,6 +116,7 @@ def test_wheel_ships_every_config_file(installed: dict) -> None:
     assert len(expected) >= 60
     assert expected - names == set()
     assert "train/templates/smollm2.jinja" in names
+    assert {"eval/assets/report.css", "eval/assets/report.js"} <= names  # report.html's stylesheet and script
 
 
 def test_installed_package_loads_every_config(installed: dict) -> None:
