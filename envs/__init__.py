@@ -12,8 +12,10 @@ import gymnasium
 from envs.config import EnvConfig, EpisodeSpec
 from envs.errors import ConfigError, DatasetError, TutorZooError
 
-for _id, _entry in (("tutorzoo/Tutor-v0", "envs.single_agent:TutorEnv"),
-                    ("tutorzoo/Student-v0", "envs.single_agent:StudentEnv")):
+# The views that resolve persona and tutor names live with those names in agents; gymnasium imports the entry
+# point on make(), so importing envs imports no agent code.
+for _id, _entry in (("tutorzoo/Tutor-v0", "agents.gym_views:TutorView"),
+                    ("tutorzoo/Student-v0", "agents.gym_views:StudentView")):
     if _id not in gymnasium.registry:
         gymnasium.register(id=_id, entry_point=_entry)
 

@@ -205,35 +205,56 @@ def episode_record(env: Any, spec: EpisodeSpec, tutor_name: str, student: Any,
     }
 
 
+def advance(
+    env: Any,
+    seat: str,
+    other: Tutor | Student,
+    *,
+    before_tutor: Callable[[dict, dict], None] | None = None,
+    after_step: Callable[[], None] | None = None,
+) -> tuple[dict, dict] | None:
+    """Play every turn that is not ``seat``'s own decision, the ``other`` seat's with ``other.act`` and the tutor's
+    observe-only ones with ``""``; return ``seat``'s (observation, info) when it must decide, None when its
+    episode is over. The one turn loop: the engine (``seat="tutor"``) and the Gymnasium views (either seat)
+    call it. ``before_tutor(observation, info)`` sees every tutor turn, ``after_step()`` follows every step; a
+    seat's exception propagates (the caller records or raises it).
+    """
+    while not (env.terminations[seat] or env.truncations[seat]):
+        agent = env.agent_selection
+        obs, info = env.observe(agent), env.infos[agent]
+        if agent == "tutor" and before_tutor is not None:
+            before_tutor(obs, info)
+        if agent == "tutor" and info.get("observe_only"):
+            action: Any = ""
+        elif agent == seat:
+            return obs, info
+        else:
+            action = other.act(obs, info)
+        env.step(action)
+        if after_step is not None:
+            after_step()
+    return None
+
+
 def _advance(ep: Episode, observer: Observer | None, strict: bool) -> None:
     """Play the student and the observe-only tutor turns until the tutor must speak or the episode ends."""
     env = ep.env
-    while env.agents:
-        obs, _reward, term, trunc, info = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
+    before = None if observer is None else (lambda obs, info: observer.before_tutor(ep, obs, info))
+    try:
+        ep.waiting = advance(env, "tutor", ep.student, before_tutor=before)
+    except StopEpisode:
+        ep.end()
+        return
+    except Exception as exc:  # a seat's failure ends its own episode only
+        if strict:
+            raise
         agent = env.agent_selection
-        try:
-            if agent == "tutor":
-                if observer is not None:
-                    observer.before_tutor(ep, obs, info)
-                if info.get("observe_only"):
-                    env.step("")
-                    continue
-                ep.waiting = (obs, info)
-                return
-            action = ep.student.act(obs, info)
-        except StopEpisode:
-            ep.end()
-            return
-        except Exception as exc:  # a seat's failure ends its own episode only
-            if strict:
-                raise
-            ep.end(exception_failure(agent, info, exc))
-            return
-        env.step(action)
-    ep.done = True
+        ep.end(exception_failure(agent, env.infos[agent], exc))
+        return
+    if ep.waiting is None:
+        while env.agents:  # PettingZoo's dead steps: each finished agent leaves
+            env.step(None)
+        ep.done = True
 
 
 def play(
@@ -314,4 +335,6 @@ def play(
     return records  # type: ignore[return-value]
 
 
-__all__ = ["BatchOfOne", "Episode", "Observer", "TutorSeat", "episode_record", "is_batched", "play", "tutor_seat"]
+__all__ = [
+    "BatchOfOne", "Episode", "Observer", "TutorSeat", "advance", "episode_record", "is_batched", "play", "tutor_seat",
+]

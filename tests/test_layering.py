@@ -33,15 +33,7 @@ SIBLING_EDGES = {("train", "eval")}  # (importer, imported) within the top layer
 CLI_DISPATCH = ("eval/cli.py", "train")  # may import train inside a function only
 
 # (importing module, imported package): why it is still there, and what removes it.
-KNOWN_BACK_EDGES: dict[tuple[str, str], str] = {
-    ("envs/single_agent.py", "agents"): (
-        "the Gymnasium views resolve persona, family and distribution names and tutor registry names "
-        "(TutorEnv(persona=...), reset(options={'persona': ...}), StudentEnv(tutor='socratic')) through "
-        "agents' registries. Fix: the views take policy objects only, and the name resolution plus the "
-        "gymnasium.register entry points move to agents (a module such as agents/gym_views.py); left for the "
-        "issue that is editing reset(options=...) in this file."
-    ),
-}
+KNOWN_BACK_EDGES: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ sampler repeats each prompt ``num_generations`` times in a row, so the rollouts 
 episode** (task, persona, student seed, protocol) and differ only in the tutor's sampled turns: GRPO's
 group-relative advantage compares tutors on the same student.
 
-:class:`EpisodeRollout` (the ``rollout_func``) plays all of a step's episodes in lockstep through
-:func:`eval.batch.run_batched` — the very code the benchmark runs — with a tutor that generates with the policy
+:class:`EpisodeRollout` (the ``rollout_func``) plays all of a step's episodes in lockstep through the rollout
+engine (:func:`envs.engine.play`) — the very code the benchmark runs — with a tutor that generates with the policy
 under training (inside ``trl.models.unwrap_model_for_generation``) and keeps each episode's **token** history:
 
 - ``prompt_ids``: the tutor's context before its first turn (system prompt, pre-test summary, the student's
@@ -88,9 +88,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agents.tutor.llm import PartialBatchError
 from envs.config import EpisodeSpec, make_config
 from envs.errors import ConfigError
+from envs.protocols import PartialBatchError, TutorTurn
 from eval.metrics.stats import DEFAULT_SEED, bootstrap_ci, nanmean_rows, percentile_interval, resample_indices
 from train.common import (
     PAD_FIELD_DOC,
@@ -358,11 +358,11 @@ class _Track:
 
 
 class TokenTutor:
-    """A batched tutor (``act_batch``) that generates from each episode's token history.
+    """An episode tutor (:class:`envs.protocols.EpisodeTutor`) that generates from each episode's token history.
 
-    :func:`eval.batch.run_batched` calls ``begin_episode(index, seed)`` as each episode starts and
-    ``act_batch`` with every waiting episode; ``tracks[index]`` holds the tokens. Two modes, chosen from the chat
-    template (``mode="auto"``):
+    The rollout engine (:func:`envs.engine.play`) calls ``begin_episode(index, seed)`` as each episode starts and
+    ``act_turns`` with every waiting episode, each named by its index; ``tracks[index]`` holds the tokens. Two
+    modes, chosen from the chat template (``mode="auto"``):
 
     - ``"tokens"`` (a prefix-stable template: each conversation renders as a prefix of its continuation, e.g.
       Qwen2.5, Llama-3, Gemma, the tiny model): the first context is rendered with the template, each later
@@ -424,13 +424,13 @@ class TokenTutor:
         closing = self._closing_after_eos if track.stopped else self._closing
         return self.encode(closing + after[len(before):])
 
-    def act_batch(self, batch: list[tuple[dict, dict]]) -> list[str]:
+    def act_turns(self, batch: Sequence[TutorTurn]) -> list[str]:
         self.calls += 1
         inputs: list[list[int]] = []
         budgets: list[int] = []
         errors: list[str | None] = [None] * len(batch)
-        for i, (_obs, info) in enumerate(batch):
-            track = self.tracks[info["episode_index"]]
+        for i, (episode, _obs, info) in enumerate(batch):
+            track = self.tracks[episode]
             messages = list(info["messages"])
             try:
                 context = self._context(track, messages)
@@ -454,7 +454,7 @@ class TokenTutor:
             seed = int(np.random.SeedSequence([self.seed, self.calls]).generate_state(1)[0])
             samples = self.generator.generate([inputs[i] for i in todo], max(budgets[i] for i in todo), seed)
             for i, sample in zip(todo, samples, strict=True):
-                texts[i] = self._take(self.tracks[batch[i][1]["episode_index"]], sample, budgets[i])
+                texts[i] = self._take(self.tracks[batch[i].episode], sample, budgets[i])
         if any(e is not None for e in errors):
             raise PartialBatchError(texts, errors)
         return texts  # type: ignore[return-value]
@@ -598,7 +598,7 @@ class EpisodeRollout:
 
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
         from agents.student import SimulatedStudent
-        from eval.batch import run_batched
+        from envs.engine import play
 
         specs = [parse_spec_prompt(p) for p in prompts]
         self.calls += 1
@@ -609,8 +609,8 @@ class EpisodeRollout:
                                self.max_completion_length, seed, eos_ids=getattr(generator, "eos_ids", None)
                                or getattr(trainer, "eos_token_ids", None))
             self.mode = tutor.mode
-            records = run_batched(specs, tutor, self.student_factory or SimulatedStudent,
-                                  batch_size=self.batch_size or len(specs), reward=self.rubric, tutor_name="policy")
+            records = play(specs, tutor, self.student_factory or SimulatedStudent,
+                           batch_size=self.batch_size or len(specs), reward=self.rubric, tutor_name="policy")
         out: dict[str, list] = {"prompt_ids": [], "completion_ids": [], "env_mask": [], "logprobs": [], "episode": []}
         vllm = bool(getattr(trainer.args, "use_vllm", False))
         for index, record in enumerate(records):
