@@ -2,7 +2,9 @@
 
 SID's benchmark rests on 48 interdisciplinary lesson plans; TutorZoo ships its own 48 in
 ``configs/lessons/NN_<lesson_id>.yaml``. A lesson file holds exactly the fields of :class:`envs.tasks.base.Task`
-except ``task_set``, which the loader sets to ``"stem"``.
+except ``task_set``, which the loader sets to ``"stem"``; the lesson schema (:class:`Lesson`) also requires the
+checkable content the content reader (:mod:`envs.content`) reads tutor turns against: 3-6 ``facts`` per knowledge
+component and at least one ``refutations`` entry per misconception.
 
 Example::
 
@@ -21,11 +23,11 @@ from typing import Any
 
 import numpy as np
 import yaml
-from pydantic import ValidationError
+from pydantic import Field, ValidationError, field_validator
 
 from envs.errors import ConfigError, DatasetError
 from envs.resources import config_dir
-from envs.tasks.base import Task
+from envs.tasks.base import KnowledgeComponent, Misconception, Task
 
 DEFAULT_LESSONS_DIR = config_dir("lessons")
 TASK_SET_NAME = "stem"
@@ -42,6 +44,7 @@ _FIXES: dict[str, str] = {
     "string_type": "write it as text; quote numbers and yes/no/on/off in YAML so they stay strings",
     "string_too_short": "write a non-empty text",
     "too_short": "add entries until the list is long enough",
+    "too_long": "keep only the allowed number of entries",
     "tuple_type": "write a YAML list (block style: one '- ' entry per line)",
     "list_type": "write a YAML list (block style: one '- ' entry per line)",
     "dict_type": "write a YAML mapping (key: value lines)",
@@ -55,7 +58,54 @@ _FIXES: dict[str, str] = {
     "less_than_equal": "lower the value to the allowed maximum",
     "value_error": "make the references and answer letters consistent as the message says",
 }
+# A missing field that has its own advice (the checkable content the content reader needs).
+_FIELD_FIXES: dict[str, str] = {
+    "facts": "add facts: 3-6 short true propositions about this KC in plain words, with the terms and quantities "
+             "they involve (e.g. 'the net force on an object equals its mass times its acceleration')",
+    "refutations": "add refutations: at least one observation that shows the belief is wrong, stated as a plain "
+                   "true sentence",
+}
 _MAX_REPORTED_ERRORS = 8
+_FACT_WORDS = (4, 30)  # a fact is a short sentence: enough words to be checkable, few enough to be one claim
+
+
+def _check_statements(values: tuple[str, ...]) -> tuple[str, ...]:
+    for v in values:
+        n = len(v.split())
+        if not _FACT_WORDS[0] <= n <= _FACT_WORDS[1]:
+            raise ValueError(f"{v!r} has {n} words; write each as one plain sentence of "
+                             f"{_FACT_WORDS[0]}-{_FACT_WORDS[1]} words")
+        if "{" in v:
+            raise ValueError(f"{v!r} contains '{{'; write the statement without template placeholders")
+    return values
+
+
+class LessonKnowledgeComponent(KnowledgeComponent):
+    """A lesson's KC: :class:`KnowledgeComponent` with its checkable ``facts`` required."""
+
+    facts: tuple[str, ...] = Field(
+        min_length=3, max_length=6,
+        description="3-6 short canonical true propositions, plain words, with the terms and quantities they involve.",
+    )
+
+    check_facts = field_validator("facts")(_check_statements)
+
+
+class LessonMisconception(Misconception):
+    """A lesson's misconception: :class:`Misconception` with at least one ``refutations`` entry required."""
+
+    refutations: tuple[str, ...] = Field(
+        min_length=1, description="Observations that refute the belief, each a plain true statement."
+    )
+
+    check_refutations = field_validator("refutations")(_check_statements)
+
+
+class Lesson(Task):
+    """A stem lesson: a :class:`Task` whose KCs carry ``facts`` and whose misconceptions carry ``refutations``."""
+
+    knowledge_components: tuple[LessonKnowledgeComponent, ...] = Field(min_length=1)
+    misconceptions: tuple[LessonMisconception, ...] = ()
 
 
 def _format_loc(loc: tuple[Any, ...]) -> str:
@@ -90,6 +140,10 @@ def _describe(err: dict[str, Any], data: Any) -> str:
         shown = repr(err.get("input"))
         msg += f" (got {shown[:60] + '...' if len(shown) > 60 else shown})"
     fix = _FIXES.get(err["type"], "see the field's type in envs/tasks/base.py")
+    if err["type"] == "missing" and err["loc"] and err["loc"][-1] in _FIELD_FIXES:
+        fix = _FIELD_FIXES[err["loc"][-1]]
+    elif err["type"] == "value_error" and set(err["loc"]) & set(_FIELD_FIXES):
+        fix = "rewrite the statement as the message says"
     if err["type"] == "string_type" and isinstance(err.get("input"), dict):
         # The usual cause: an unquoted text containing ': ', which YAML reads as a key and a value.
         fix = "quote the text in YAML, it contains ': ' and was read as a mapping"
@@ -108,7 +162,7 @@ def _without_cascades(errors: list[Any]) -> list[Any]:
     return kept or errors
 
 
-def load_lesson(path: str | Path) -> Task:
+def load_lesson(path: str | Path) -> Lesson:
     """Read and validate one lesson file; the task set is always ``stem``.
 
     Raises :class:`DatasetError` naming the file, the path of the bad field inside it and the fix.
@@ -139,7 +193,7 @@ def load_lesson(path: str | Path) -> Task:
             "remove the task_set field (the loader sets it)"
         )
     try:
-        return Task.model_validate({**data, "task_set": TASK_SET_NAME})
+        return Lesson.model_validate({**data, "task_set": TASK_SET_NAME})
     except ValidationError as exc:
         errors = _without_cascades(exc.errors())
         lines = [_describe(e, data) for e in errors[:_MAX_REPORTED_ERRORS]]
@@ -225,4 +279,5 @@ class StemTaskSet:
     load_lesson = staticmethod(load_lesson)
 
 
-__all__ = ["DEFAULT_LESSONS_DIR", "StemTaskSet", "load_lesson"]
+__all__ = ["DEFAULT_LESSONS_DIR", "Lesson", "LessonKnowledgeComponent", "LessonMisconception", "StemTaskSet",
+           "load_lesson"]
