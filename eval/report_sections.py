@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from eval.report_board import (
     _arrow,
@@ -40,6 +39,7 @@ from eval.report_plots import (
     _plot_sid_profile,
     _plot_transitions,
 )
+from eval.run_health import failure_kind, health_warnings
 from eval.tracking import scrub_secrets
 
 SID_PROFILE: tuple[str, ...] = ("SD", "SV", "IKT", "BP", "SC", "L3GR", "3C")
@@ -83,7 +83,6 @@ def _leaderboard(board: Mapping, specs: Mapping) -> str:
 def _health_section(board: Mapping) -> str:
     """Per tutor: units run, scored, failed, invalid and clipped turns; the warnings a reader must not miss."""
     from eval.leaderboard import HEALTH_HEADER, health_rows
-    from eval.runner import health_warnings
 
     rows = health_rows(dict(board))
     if not rows:
@@ -241,14 +240,6 @@ def _transition_section(board: Mapping, records: Sequence[Mapping]) -> str:
             + note)
 
 
-def _failure_kind(failure: Any) -> str:
-    """``agent: ErrorType``, the grouping of :func:`eval.runner.failure_summary`."""
-    error = str(failure.get("error", "")) if isinstance(failure, Mapping) else str(failure)
-    etype = error.split(":", 1)[0].strip() if ":" in error else (error[:60] or "unknown")
-    agent = failure.get("agent", "?") if isinstance(failure, Mapping) else "?"
-    return f"{agent}: {etype}"
-
-
 def _failure_section(board: Mapping, records: Sequence[Mapping]) -> str:
     tutors = list(board["ranking"])
     failed = Counter(str(r.get("tutor")) for r in records if r.get("failures"))
@@ -257,7 +248,7 @@ def _failure_section(board: Mapping, records: Sequence[Mapping]) -> str:
     per_kind_tutor: Counter = Counter()
     for r in records:
         for f in r.get("failures") or []:
-            kind = _failure_kind(f)
+            kind = failure_kind(f)
             kinds[kind] += 1
             per_kind_tutor[(kind, str(r.get("tutor")))] += 1
             example.setdefault(kind, scrub_secrets(_failure_text(f))[:300])

@@ -41,23 +41,33 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing as mp
 import os
-import signal
-import sys
-import threading
 import time
-import traceback
-from collections import deque
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from envs.errors import ConfigError, DatasetError
+from envs.errors import ConfigError
+from eval.executors import Chunk, _dump, _judge, _run_inline, _run_pool, _run_ray, _tutor, failure_lines, run_chunk
 from eval.kinds import kind_for
+from eval.run_folder import (
+    _NON_IDENTITY_KWARGS,
+    DEFAULT_RECORDS_FILE,
+    RUN_FILE,
+    _identity,
+    _record_key,
+    check_out_dir,
+    prepare_output,
+    read_records,
+)
+from eval.run_health import (
+    failure_kind,
+    failure_summary,
+    has_hard_failure,
+    health_warnings,
+    tutor_health,
+    unscored_tutors,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -65,401 +75,12 @@ if TYPE_CHECKING:
     from eval.suite import Suite
 
 Executor = Literal["local", "ray"]
-RUN_FILE = "run.json"
-DEFAULT_RECORDS_FILE = "records.jsonl"
 MAX_PLAIN_CHUNK = 16  # units per chunk for a tutor without act_batch (finer = better balance, less lost on a crash)
-# tutor options that do not change what a run computes: they may differ on --resume
-_NON_IDENTITY_KWARGS = ("base_url", "cache_dir")
 
 
 def default_workers() -> int:
     """``min(2, cpu count)``: the default ``--workers``."""
     return max(1, min(2, os.cpu_count() or 1))
-
-
-# ---------------------------------------------------------------------------------------------- chunks
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """One task for a worker: some units of one tutor (and the settings to rebuild tutor, judge and kind)."""
-
-    index: int
-    suite: Suite
-    tutor: str
-    tutor_kwargs: dict[str, Any]
-    judge: dict[str, Any] | None  # JudgeConfig.model_dump(); None = no judge
-    units: tuple[Any, ...]
-    batch_size: int
-    spec: str = ""  # what builds the tutor (registry name, model, import path) when ``tutor`` is a display name
-
-
-_TUTORS: dict[tuple[str, str], Any] = {}
-_JUDGES: dict[str, Any] = {}
-
-
-def _tutor(name: str, kwargs: dict[str, Any]) -> Any:
-    """This process's tutor for ``(name, kwargs)``, built once (a model tutor loads its model once per worker)."""
-    key = (name, json.dumps(kwargs, sort_keys=True, default=str))
-    if key not in _TUTORS:
-        from agents.tutor.registry import make_tutor
-
-        _TUTORS[key] = make_tutor(name, **kwargs)
-    return _TUTORS[key]
-
-
-def _judge(config: dict[str, Any] | None) -> Any:
-    if config is None:
-        return None
-    key = json.dumps(config, sort_keys=True, default=str)
-    if key not in _JUDGES:
-        from eval.judges import Judge, JudgeConfig
-
-        _JUDGES[key] = Judge(JudgeConfig.model_validate(config))
-    return _JUDGES[key]
-
-
-def _dump(record: dict) -> str:
-    """One JSONL line, exactly as :class:`eval.rollout.JsonlWriter` writes it."""
-    return json.dumps(record, sort_keys=True, ensure_ascii=False)
-
-
-def _failure(agent: str, error: str, trace: str = "") -> dict:
-    return {"agent": agent, "phase": None, "turn": None, "error": error, "traceback": trace}
-
-
-def failure_lines(chunk: Chunk, failure: dict) -> list[str]:
-    """Records (as JSONL lines) for the units of a chunk that could not be run, each holding ``failure``."""
-    kind = kind_for(chunk.suite)
-    make = getattr(kind, "failure_record", None)
-    lines = []
-    for unit in chunk.units:
-        record = None
-        if callable(make):
-            try:
-                record = make(unit, chunk.tutor, dict(failure))
-            except Exception:  # the kind cannot even describe the unit: the base fields still record it
-                record = None
-        if record is None:
-            record = {"key": unit.key(), "tutor": chunk.tutor, "unit": unit.model_dump(), "failures": [dict(failure)],
-                      "judgments": []}
-        lines.append(_dump(record))
-    return lines
-
-
-def run_chunk(chunk: Chunk) -> list[str]:
-    """Play one chunk (in whatever process runs it); one JSONL line per unit, in the chunk's order.
-
-    A tutor that cannot be built, or a kind's ``run`` that raises, fails the units it did not finish (recorded
-    as failures); the records it finished are kept.
-    """
-    kind = kind_for(chunk.suite)
-    agent = "tutor"
-    try:  # a tutor or judge that cannot be built (a model path that does not exist...) fails the chunk's units
-        tutor = _tutor(chunk.spec or chunk.tutor, chunk.tutor_kwargs)
-        agent = "judge"
-        judge = _judge(chunk.judge)
-    except Exception as exc:
-        return failure_lines(chunk, _failure(agent, f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=3)))
-    lines: list[str] = []
-    try:
-        for unit, record in zip(chunk.units, kind.run(chunk.units, tutor, chunk.tutor, judge, chunk.batch_size),
-                                strict=False):
-            record.setdefault("key", unit.key())
-            if record["key"] != unit.key() or record.get("tutor") != chunk.tutor:
-                raise RuntimeError(f"kind {kind.name!r} returned the record of ({record.get('tutor')!r}, "
-                                   f"{record['key']!r}) for ({chunk.tutor!r}, {unit.key()!r}); run must keep order")
-            lines.append(_dump(record))
-    except Exception as exc:  # the units played so far keep their records; the rest record the error
-        lines += failure_lines(replace(chunk, units=chunk.units[len(lines):]),
-                               _failure("harness", f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=3)))
-    if len(lines) < len(chunk.units):
-        lines += failure_lines(replace(chunk, units=chunk.units[len(lines):]),
-                               _failure("harness", f"RuntimeError: kind {kind.name!r} returned fewer records "
-                                                   "than units"))
-    return lines
-
-
-def _worker_init(main_pid: int) -> None:
-    """Worker start-up: exit when the main process is gone (a killed run must not leave orphans behind)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
-    parent = os.getppid()
-
-    def watch() -> None:
-        while True:
-            time.sleep(0.5)
-            if os.getppid() != parent or not _alive(main_pid):
-                os._exit(1)
-
-    threading.Thread(target=watch, daemon=True, name="tutorzoo-orphan-watch").start()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-# ---------------------------------------------------------------------------------------------- executors
-
-OnDone = Callable[[Chunk, list[str]], None]
-
-
-def _crash_lines(chunk: Chunk, what: str) -> list[str]:
-    return failure_lines(chunk, _failure("harness", f"WorkerCrashed: {what}; the chunk's {len(chunk.units)} units "
-                                                    "were not played"))
-
-
-def _run_inline(chunks: Iterable[Chunk], on_done: OnDone) -> None:
-    for chunk in chunks:
-        on_done(chunk, run_chunk(chunk))
-
-
-# imported once by the fork server, so that every worker forked from it starts warm
-_PRELOAD = ["eval.runner", "eval.kinds.episodes", "eval.batch", "agents.student", "agents.tutor.registry",
-            "envs.tutoring_v0", "eval.metrics"]
-
-
-def _mp_context() -> Any:
-    """forkserver (workers fork from a clean, pre-warmed server process) where the platform has it, else spawn;
-    never plain fork, which would copy this process's threads and locks."""
-    if "forkserver" in mp.get_all_start_methods():
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(_PRELOAD)
-        return ctx
-    return mp.get_context("spawn")
-
-
-def _run_pool(chunks: Sequence[Chunk], workers: int, on_done: OnDone) -> None:
-    """Chunks on a process pool, at most ``2 * workers`` in flight. When a worker dies (the pool breaks), the
-    chunks that were in flight are re-run one at a time on a fresh pool: a chunk that kills its worker alone is
-    recorded as failed, the others are played normally."""
-    ctx = _mp_context()
-    pending: deque[Chunk] = deque(chunks)
-    suspects: deque[Chunk] = deque()
-    while pending or suspects:
-        isolated = bool(suspects)
-        source = suspects if isolated else pending
-        limit = 1 if isolated else 2 * workers
-        pool = ProcessPoolExecutor(max_workers=1 if isolated else workers, mp_context=ctx, initializer=_worker_init,
-                                   initargs=(os.getpid(),))
-        in_flight: dict[Future, Chunk] = {}
-        broken = False
-        try:
-            while (source or in_flight) and not broken:
-                while source and len(in_flight) < limit:
-                    chunk = source.popleft()
-                    in_flight[pool.submit(run_chunk, chunk)] = chunk
-                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-                if any(isinstance(f.exception(), BrokenProcessPool) for f in done):
-                    broken = True
-                    wait(in_flight)  # the others resolve at once: with a result, or broken too
-                    done = set(in_flight)
-                for fut in sorted(done, key=lambda f: in_flight[f].index):
-                    chunk = in_flight.pop(fut)
-                    exc = fut.exception()
-                    if exc is None:
-                        on_done(chunk, fut.result())
-                    elif isinstance(exc, BrokenProcessPool):
-                        if isolated:
-                            on_done(chunk, _crash_lines(chunk, f"the worker process died ({exc})"))
-                        else:
-                            suspects.append(chunk)
-                    else:  # e.g. a unit that cannot be pickled: the chunk fails, the pool is fine
-                        on_done(chunk, failure_lines(chunk, _failure("harness", f"{type(exc).__name__}: {exc}")))
-        except BaseException:  # Ctrl-C (or a bug here): stop the workers now; what is written stays written
-            _terminate(pool)
-            raise
-        finally:
-            pool.shutdown(wait=not broken, cancel_futures=True)
-
-
-def _terminate(pool: ProcessPoolExecutor) -> None:
-    """Stop a pool's worker processes at once (their unfinished chunks are re-run by ``--resume``)."""
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
-        if process.is_alive():
-            process.terminate()
-    pool.shutdown(wait=False, cancel_futures=True)
-
-
-def _ray_module() -> Any:
-    try:
-        import ray
-    except ImportError as exc:
-        raise ConfigError("--executor ray needs Ray: pip install 'tutorzoo[ray]'") from exc
-    return ray
-
-
-def _user_pythonpath() -> str:
-    """This process's import path minus the interpreter's own folders, for local Ray workers (so import-path
-    tutors such as ``my_pkg.tutors:MyTutor`` resolve there too)."""
-    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    keep = [p for p in sys.path if p and os.path.isdir(p)
-            and not any(os.path.realpath(p).startswith(pre) for pre in prefixes)]
-    extra = os.environ.get("PYTHONPATH", "")
-    return os.pathsep.join(dict.fromkeys([*keep, *(x for x in extra.split(os.pathsep) if x)]))
-
-
-def _run_ray(chunks: Sequence[Chunk], workers: int, ray_address: str | None, on_done: OnDone) -> None:
-    """The same chunks as Ray tasks. Joins ``ray_address`` (``"auto"`` or ``ray://host:10001``), or a Ray
-    instance this process already started, or starts a local one (shut down at the end).
-
-    Tutors and judges are built on the workers, and their backends read API keys from the workers'
-    environment (``$OPENAI_API_KEY``): a local instance inherits this process's; on a cluster, set it there
-    (never in a config). The code must be importable on the workers (the package installed, or a
-    ``runtime_env`` with a ``working_dir``)."""
-    ray = _ray_module()
-    started = False
-    if not ray.is_initialized():
-        if ray_address:
-            ray.init(address=ray_address, log_to_driver=False)
-        else:
-            ray.init(include_dashboard=False, log_to_driver=False,
-                     runtime_env={"env_vars": {"PYTHONPATH": _user_pythonpath()}})
-        started = True
-    try:
-        task = ray.remote(max_retries=0)(run_chunk)
-        capacity = int(ray.cluster_resources().get("CPU", workers) or workers)
-        limit = 2 * max(1, capacity)
-        pending: deque[Chunk] = deque(chunks)
-        in_flight: dict[Any, Chunk] = {}
-        while pending or in_flight:
-            while pending and len(in_flight) < limit:
-                chunk = pending.popleft()
-                in_flight[task.remote(chunk)] = chunk
-            ready, _ = ray.wait(list(in_flight), num_returns=1)
-            for ref in ready:
-                chunk = in_flight.pop(ref)
-                try:
-                    lines = ray.get(ref)
-                except ray.exceptions.RayTaskError as exc:  # raised by our code outside the kind's run
-                    lines = failure_lines(chunk, _failure("harness", f"{type(exc.cause).__name__}: {exc.cause}"))
-                except ray.exceptions.RayError as exc:  # the worker died, the node was lost...
-                    lines = _crash_lines(chunk, f"Ray task failed ({type(exc).__name__}: {str(exc).splitlines()[0]})")
-                on_done(chunk, lines)
-    finally:
-        if started:
-            ray.shutdown()
-
-
-# ---------------------------------------------------------------------------------------------- output files
-
-
-def read_records(path: Path, repair: bool = False) -> list[dict]:
-    """The records of a JSONL output. A truncated or unparsable *last* line (a writer killed mid-line) is
-    dropped, and with ``repair`` cut from the file so appends continue cleanly; a bad line elsewhere is a
-    :class:`~envs.errors.DatasetError` (the file was edited or corrupted: nothing is guessed)."""
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    records: list[dict] = []
-    pos, number = 0, 0
-    while pos < len(data):
-        newline = data.find(b"\n", pos)
-        end = len(data) if newline == -1 else newline + 1
-        raw, number = data[pos:end], number + 1
-        if raw.strip():
-            try:
-                record = json.loads(raw)
-                if not isinstance(record, dict) or "tutor" not in record:
-                    raise ValueError("not a record object with a 'tutor'")
-            except ValueError as exc:
-                if end < len(data):
-                    raise DatasetError(f"{path}:{number}: not a JSON record ({exc}); the file is corrupted: remove "
-                                       "the line or start a new --out") from None
-                if repair:
-                    with path.open("r+b") as fh:
-                        fh.truncate(pos)
-                break
-            if newline == -1 and repair:  # a complete last record that lost only its newline: finish the line
-                with path.open("ab") as fh:
-                    fh.write(b"\n")
-            records.append(record)
-        pos = end
-    return records
-
-
-def _record_key(record: dict) -> str:
-    if "key" in record:
-        return str(record["key"])
-    if "spec" in record:  # an episodes.jsonl written before records carried their key
-        from envs.config import EpisodeSpec
-
-        return EpisodeSpec.model_validate(record["spec"]).key()
-    raise DatasetError(f"a record of tutor {record.get('tutor')!r} has no 'key'; it cannot be matched to a unit")
-
-
-def _identity(suite: Suite, split: str, tutors: list[str], limit: int | None, n_units: int,
-              tutor_kwargs: dict[str, Any], judge: dict[str, Any] | None, batch_size: int | None) -> dict[str, Any]:
-    """What must match for ``--resume`` to continue a run (``batch_size`` only matters to batched tutors)."""
-    from eval.tracking import scrub_secrets
-
-    judge_id = None if judge is None else {k: v for k, v in judge.items() if k not in ("base_url", "cache_dir")}
-    return scrub_secrets({
-        "suite": suite.name, "version": suite.version, "kind": suite.kind, "split": split, "tutors": tutors,
-        "limit": limit, "units": n_units,
-        "tutor_kwargs": {k: v for k, v in sorted(tutor_kwargs.items()) if k not in _NON_IDENTITY_KWARGS},
-        "judge": judge_id, "batch_size": batch_size,
-    })
-
-
-def _describe(ident: dict[str, Any]) -> str:
-    if ident.get("command") == "rollout":
-        return (f"a rollout of {ident.get('tutor')!r} with {ident.get('persona')!r} on {ident.get('task_set')} "
-                f"({ident.get('episodes')} episodes, seed {ident.get('seed')})")
-    if "suite" not in ident:
-        return "another kind of run"
-    return (f"suite {ident.get('suite')!r} v{ident.get('version')} (split {ident.get('split')}, tutors "
-            f"{ident.get('tutors')}, limit {ident.get('limit')})")
-
-
-def check_out_dir(out: Path) -> None:
-    """``--out`` must be a folder (or not exist yet): a file there is a one-line error naming the fix."""
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file, but --out takes a folder (the run writes episodes.jsonl, "
-                          f"metrics.json and report.md into it); give a folder, e.g. --out {out.with_suffix('')}_run")
-
-
-def prepare_output(out: Path, path: Path, ident: dict[str, Any], resume: bool, overwrite: bool = False) -> list[dict]:
-    """The output rule of every command that writes runs (``eval``, ``rollout``): check ``out`` against this
-    run and return the records already done there (empty for a fresh run).
-
-    A non-empty records file is refused unless ``resume`` (continue it: ``run.json`` must describe the same
-    run) or ``overwrite`` (start over; only then is anything deleted); ``out`` naming a file is refused."""
-    out = Path(out)
-    check_out_dir(out)
-    if resume and overwrite:
-        raise ConfigError("--resume continues the run in --out and --overwrite starts it over: give one of them")
-    run_file = out / RUN_FILE
-    has_records = path.exists() and path.stat().st_size > 0 and not overwrite
-    if has_records and not resume:
-        n = len(read_records(path))
-        raise ConfigError(f"{path} already holds {n} finished records; pass --resume to continue that run, "
-                          "--overwrite to start it over, or give a new --out (finished work is never deleted "
-                          "unless you ask)")
-    if has_records:
-        if not run_file.exists():
-            raise ConfigError(f"cannot resume {out}: it has {path.name} but no {RUN_FILE} saying which suite it "
-                              "belongs to; give a new --out")
-        try:
-            saved = json.loads(run_file.read_text(encoding="utf-8"))
-        except ValueError:
-            raise ConfigError(f"cannot resume {out}: {run_file} is not valid JSON; give a new --out") from None
-        diff = sorted(k for k in set(saved) | set(ident) if saved.get(k) != ident.get(k))
-        if diff:
-            changes = "; ".join(f"{k}: {saved.get(k)!r} there, {ident.get(k)!r} now" for k in diff)
-            raise ConfigError(f"cannot resume {out}: it belongs to {_describe(saved)}, not to this run "
-                              f"({changes}); rerun with the same suite and options, or give a new --out")
-        return read_records(path, repair=True)
-    out.mkdir(parents=True, exist_ok=True)
-    run_file.write_text(json.dumps(ident, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    path.write_bytes(b"")
-    return []
-
 
 # ---------------------------------------------------------------------------------------------- the run
 
@@ -480,106 +101,6 @@ class RunResult:
     elapsed: float
     failures: dict[str, Any]
     notes: list[str] = field(default_factory=list)
-
-
-def failure_summary(records: Sequence[dict]) -> dict[str, Any]:
-    """Records with failures, per tutor and per ``agent: ErrorType`` (counting failures), in sorted order."""
-    by_tutor: dict[str, int] = {}
-    by_error: dict[str, int] = {}
-    by_tutor_error: dict[str, dict[str, int]] = {}
-    n_failures = 0
-    for record in records:
-        failures = record.get("failures") or []
-        if not failures:
-            continue
-        tutor = str(record.get("tutor"))
-        by_tutor[tutor] = by_tutor.get(tutor, 0) + 1
-        for f in failures:
-            n_failures += 1
-            error = str(f.get("error", "")) if isinstance(f, dict) else str(f)
-            etype = error.split(":", 1)[0].strip() if ":" in error else (error[:60] or "unknown")
-            name = f"{f.get('agent', '?') if isinstance(f, dict) else '?'}: {etype}"
-            by_error[name] = by_error.get(name, 0) + 1
-            per = by_tutor_error.setdefault(tutor, {})
-            per[name] = per.get(name, 0) + 1
-    return {
-        "n_records_with_failures": sum(by_tutor.values()),
-        "n_failures": n_failures,
-        "by_tutor": dict(sorted(by_tutor.items())),
-        "by_error": dict(sorted(by_error.items())),
-        "by_tutor_error": {t: dict(sorted(v.items())) for t, v in sorted(by_tutor_error.items())},
-    }
-
-
-def has_hard_failure(record: dict) -> bool:
-    """A tutor, student or harness failure: the unit was not played to the end, so it is not scored. A judge
-    failure loses a judged metric only."""
-    return any(not (isinstance(f, dict) and f.get("agent") == "judge") for f in record.get("failures") or [])
-
-
-def _share(part: int, whole: int) -> float | None:
-    return part / whole if whole else None
-
-
-def tutor_health(records: Sequence[dict], tutors: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
-    """Per tutor, what its numbers rest on: ``n`` records, ``scored`` (no failure recorded, so its metrics are
-    the tutor's own play), ``failed``, the error types of its failures, and its tutor turns with the share that
-    were invalid (empty, not text, not language) or clipped (over-long or with control characters).
-
-    ``invalid_share`` / ``clipped_share`` are None for records without turn counts (item suites).
-    Example: ``tutor_health(records)["socratic"]["invalid_share"]``."""
-    health: dict[str, dict[str, Any]] = {str(t): {"n": 0, "scored": 0, "failed": 0, "errors": {}, "turns": 0,
-                                                  "invalid_turns": 0, "clipped_turns": 0} for t in tutors or []}
-    for record in records:
-        h = health.setdefault(str(record.get("tutor")), {"n": 0, "scored": 0, "failed": 0, "errors": {},
-                                                         "turns": 0, "invalid_turns": 0, "clipped_turns": 0})
-        h["n"] += 1
-        failures = record.get("failures") or []
-        if has_hard_failure(record):
-            h["failed"] += 1
-        else:
-            h["scored"] += 1
-        if failures:
-            for f in failures:
-                error = str(f.get("error", "")) if isinstance(f, dict) else str(f)
-                etype = error.split(":", 1)[0].strip() if ":" in error else (error[:60] or "unknown")
-                name = f"{f.get('agent', '?') if isinstance(f, dict) else '?'}: {etype}"
-                h["errors"][name] = h["errors"].get(name, 0) + 1
-        turns = record.get("n_tutor_turns")
-        if isinstance(turns, int):
-            h["turns"] += turns
-            h["invalid_turns"] += int((record.get("invalid_turns") or {}).get("tutor", 0))
-            h["clipped_turns"] += int((record.get("clipped_turns") or {}).get("tutor", 0))
-    for h in health.values():
-        h["errors"] = dict(sorted(h["errors"].items()))
-        h["invalid_share"] = _share(h["invalid_turns"], h["turns"])
-        h["clipped_share"] = _share(h["clipped_turns"], h["turns"])
-    return health
-
-
-def health_warnings(health: dict[str, dict[str, Any]]) -> list[str]:
-    """One plain sentence per tutor whose numbers cannot be trusted: nothing scored, some episodes failed,
-    most turns invalid or clipped."""
-    lines = []
-    for tutor, h in health.items():
-        errors = ", ".join(f"{e} x{n}" for e, n in h["errors"].items())
-        if h["n"] and not h["scored"]:
-            lines.append(f"error: tutor {tutor} scored nothing: all {h['n']} failed ({errors})")
-        elif h["failed"]:
-            lines.append(f"warning: tutor {tutor}: {h['failed']} of {h['n']} failed ({errors}); its metrics "
-                         f"rest on the {h['scored']} scored")
-        if h["invalid_share"] is not None and h["invalid_share"] > 0.5:
-            lines.append(f"warning: tutor {tutor}: {h['invalid_turns']} of {h['turns']} turns were invalid (empty, "
-                         "not text, or not language); its scores measure the env's fallback, not the tutor")
-        if h["clipped_share"] is not None and h["clipped_share"] > 0.5:
-            lines.append(f"warning: tutor {tutor}: {h['clipped_turns']} of {h['turns']} turns were clipped "
-                         "(cut at 4,000 characters, or changed by text normalisation)")
-    return lines
-
-
-def unscored_tutors(health: dict[str, dict[str, Any]]) -> list[str]:
-    """Tutors with records but not one scored: a command showing them must not exit 0."""
-    return [t for t, h in health.items() if h["n"] and not h["scored"]]
 
 
 def _check_tutors(tutors: list[str], kwargs_of: dict[str, dict[str, Any]], spec_of: dict[str, str]) -> dict[str, bool]:
@@ -828,3 +349,11 @@ def _progress(console: Console) -> Any:
 
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                     console=console, transient=True)
+
+
+# Re-exported: the harness's public names, wherever they live.
+__all__ = [
+    "DEFAULT_RECORDS_FILE", "MAX_PLAIN_CHUNK", "RUN_FILE", "Chunk", "Executor", "RunResult", "build_tutor",
+    "check_out_dir", "default_workers", "failure_kind", "failure_lines", "failure_summary", "has_hard_failure",
+    "health_warnings", "prepare_output", "read_records", "run_chunk", "run_suite", "tutor_health", "unscored_tutors",
+]

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 from runner_fixtures import CRASH_SEED
 
-import eval.runner as runner
+import eval.executors as executors
 from eval.leaderboard import build, write_report
 from eval.runner import run_suite
 from eval.suite import load_suite
@@ -61,10 +61,10 @@ def test_a_crashed_ray_task_is_recorded_and_the_run_goes_on(tmp_path, local_ray)
 
 
 class _FakeRay:
-    """Enough of the ``ray`` API for :func:`eval.runner._run_ray`: tasks run at ``.remote`` time, in order."""
+    """Enough of the ``ray`` API for :func:`eval.executors._run_ray`: tasks run at ``.remote`` time, in order."""
 
     def __init__(self) -> None:
-        self.submitted: list[runner.Chunk] = []
+        self.submitted: list[executors.Chunk] = []
         self.exceptions = SimpleNamespace(RayTaskError=type("RayTaskError", (Exception,), {}),
                                           RayError=type("RayError", (Exception,), {}))
 
@@ -91,7 +91,7 @@ class _FakeRay:
 
 def test_the_ray_executor_runs_every_chunk_once_without_ray(tmp_path, monkeypatch):
     fake = _FakeRay()
-    monkeypatch.setattr(runner, "_ray_module", lambda: fake)
+    monkeypatch.setattr(executors, "_ray_module", lambda: fake)
     suite = load_suite("default")
     local = run_suite(suite, tmp_path / "local", limit=3, workers=1)
     via = run_suite(suite, tmp_path / "fake", limit=3, executor="ray", workers=2)
