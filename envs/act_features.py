@@ -13,7 +13,8 @@ policy can condition on it too:
   what the task offers for it (misconceptions, cross-discipline links, prerequisites and their pre-test
   accuracy), and the tutor's own history with it: turns spent, the student's successes and failures right
   after those turns, the highest guidance level answered well, counterexamples, worked examples, transfers;
-- the tutor's last act (intent, strategy, level, KC slot, one-hot).
+- the tutor's last act, one-hot per dimension of the act vector: ``teacher_intent``, ``teaching_strategy``,
+  ``teacher_guidance_level`` (SID's names, as in ``info["last_act"]`` and the transcript), KC slot, end flag.
 
 Only the observation, these public ``info`` fields (:data:`INFO_FIELDS`) and the tutor's own chosen actions
 are read -- never the student's hidden state. The same class serves training (:class:`ActFeatureWrapper`
@@ -25,7 +26,7 @@ Example::
 
     import gymnasium as gym, envs
     from envs.act_features import ActFeatureWrapper
-    env = ActFeatureWrapper(gym.make("tutorzoo/Tutor-v0", persona="sid_core/all_round", action_mode="act"))
+    env = ActFeatureWrapper(gym.make("tutorzoo/Tutor-v0", persona="all_round_partly_wrong", action_mode="act"))
     vec, info = env.reset(seed=0)          # vec.shape == (ActFeatures.size,)
     vec, reward, done, truncated, info = env.step(env.action_space.sample())
 """
@@ -87,9 +88,9 @@ def signature_overlap(text: str, misconception: dict) -> int:
 
 def act_from_vector(action: Sequence[int] | np.ndarray, task: Any) -> TutorAct:
     """The :class:`TutorAct` the env's act mode makes of a ``MultiDiscrete`` vector on ``task`` (a
-    :class:`~envs.tasks.base.Task`): intent, strategy (last index: none), level, KC slot (past the task's
-    KCs: no target), end flag; a counterexample-type strategy on a KC addresses its first misconception.
-    Raises ``ValueError`` for a vector outside the act space."""
+    :class:`~envs.tasks.base.Task`): teacher_intent, teaching_strategy (last index: none),
+    teacher_guidance_level, KC slot (past the task's KCs: no target), end flag; a counterexample-type strategy
+    on a KC addresses its first misconception. Raises ``ValueError`` for a vector outside the act space."""
     vec = np.asarray(action, dtype=np.int64).reshape(-1)
     if vec.shape != (len(tzs.ACT_NVEC),) or not np.all((vec >= 0) & (vec < np.array(tzs.ACT_NVEC))):
         raise ValueError(f"an act is {len(tzs.ACT_NVEC)} integers within {tzs.ACT_NVEC}, got {vec.tolist()}")

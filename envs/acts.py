@@ -12,10 +12,23 @@ from typing import Any
 
 from envs.labels import BLOOM_LEVELS, COGNITION_STATES, DISCIPLINES, GUIDANCE_LEVELS, INTENTS, STRATEGIES
 
+# TutorAct attribute -> the key of the same SID field in every dict (a transcript turn, info["last_act"]):
+# the attributes keep their short Python names, a dict or a file uses SID's (docs/spec.md §1).
+ACT_FIELD_KEYS: dict[str, str] = {
+    "intent": "teacher_intent",
+    "strategy": "teaching_strategy",
+    "guidance_level": "teacher_guidance_level",
+    "disciplines": "discipline",
+}
+
 
 @dataclass(frozen=True)
 class TutorAct:
     """The SID labels of one tutor turn plus what the simulator needs to know about it.
+
+    ``intent``, ``strategy``, ``guidance_level`` and ``disciplines`` are SID's ``teacher_intent``,
+    ``teaching_strategy``, ``teacher_guidance_level`` and ``discipline``, the names :meth:`to_dict`, the
+    transcript and every file use (:data:`ACT_FIELD_KEYS`).
 
     ``target_kc`` is the knowledge component the turn is about (``None``: no KC recognised, off topic);
     ``reveals_answer`` is true when the turn states the task's answer or a test item's; ``revealed_items`` names
@@ -52,8 +65,11 @@ class TutorAct:
             raise ValueError(f"disciplines must be a non-empty subset of {DISCIPLINES}, got {self.disciplines!r}")
 
     def to_dict(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "content"}  # shallow: fast
-        d["disciplines"] = list(self.disciplines)
+        """The act as a dict keyed as a transcript turn is (``info["last_act"]``): the SID fields under SID's
+        names (``teacher_intent``, ``teaching_strategy``, ``teacher_guidance_level``, ``discipline``; the map is
+        :data:`ACT_FIELD_KEYS`), the other attributes under their own. ``content`` is left out."""
+        d = {ACT_FIELD_KEYS.get(f.name, f.name): getattr(self, f.name) for f in fields(self) if f.name != "content"}
+        d["discipline"] = list(self.disciplines)
         d["revealed_items"] = list(self.revealed_items)
         return d
 

@@ -21,6 +21,7 @@ from envs.content import ContentReader, with_reading
 from envs.errors import ConfigError
 from envs.grading import Grade, grade, mentions_value
 from envs.labels import COGNITION_STATES, INTENTS, STRATEGIES
+from envs.records import EnvEpisodeRecord, TurnRecord, episode_record, student_turn, tutor_info, tutor_turn
 from envs.reward_api import LearningGain, RewardModel
 from envs.tasks import get_task_set
 from envs.tasks.base import Item, Task
@@ -115,7 +116,7 @@ class TutoringEnv(AECEnv):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
 
-        self.transcript: list[dict] = []
+        self.transcript: list[TurnRecord] = []
         self.pretest_results: list[dict] = []
         self._pretest_view: list[dict] = []  # what the tutor is shown of each answered pre-test item
         self.posttest_results: list[dict] = []
@@ -126,7 +127,7 @@ class TutoringEnv(AECEnv):
         self._steps = 0
         self._obs_cache: dict[str, tuple[int, str, np.ndarray]] = {}
         self._revealed = False
-        self._last_student: dict | None = None
+        self._last_student: TurnRecord | None = None
         self._last_tutor_act: TutorAct | None = None
         self._last_act_dict: dict | None = None
         self._last_tutor_text = ""
@@ -285,7 +286,7 @@ class TutoringEnv(AECEnv):
             self.clipped_turns["student"] += 1
         return text
 
-    def _student_turn(self, action: Any) -> dict:
+    def _student_turn(self, action: Any) -> TurnRecord:
         """A student dialogue turn with its labels; plain text (an LLM student) gets neutral labels."""
         invalid = False
         if isinstance(action, StudentTurn):
@@ -315,24 +316,10 @@ class TutoringEnv(AECEnv):
             invalid = True
         if turn.privileged:
             self._privileged = turn.privileged
-        return {
-            "speaker": "student",
-            "utterance": text,
-            "teacher_intent": None,
-            "teaching_strategy": None,
-            "discipline": list(turn.disciplines),
-            "discipline_transfer": turn.discipline_transfer,
-            "student_cognition_state": turn.cognition_state,
-            "teacher_guidance_level": None,
-            "cognitive_level": turn.cognitive_level,
-            "turn": self.tutor_turns,
-            "target_kc": None,
-            "reveals_answer": False,
-            "states_answer": bool(text) and mentions_value(text, self.task.answer),
-            "invalid": invalid,
-        }
+        states_answer = bool(text) and mentions_value(text, self.task.answer)
+        return student_turn(turn, text, self.tutor_turns, states_answer, invalid)
 
-    def _record_student(self, rec: dict) -> None:
+    def _record_student(self, rec: TurnRecord) -> None:
         self.transcript.append(rec)
         self._last_student = rec
         self._ctx.student_spoke_last = True
@@ -351,22 +338,7 @@ class TutoringEnv(AECEnv):
             self._ctx.focus_kc = act.target_kc
         self._revealed = self._revealed or act.reveals_answer
         self._leaked_items.update(act.revealed_items)
-        rec = {
-            "speaker": "tutor",
-            "utterance": text,
-            "teacher_intent": act.intent,
-            "teaching_strategy": act.strategy,
-            "discipline": list(act.disciplines),
-            "discipline_transfer": act.discipline_transfer,
-            "student_cognition_state": None,
-            "teacher_guidance_level": act.guidance_level,
-            "cognitive_level": None,
-            "turn": self.tutor_turns,
-            "target_kc": act.target_kc,
-            "reveals_answer": act.reveals_answer,
-            "states_answer": False,
-            "invalid": act.invalid,
-        }
+        rec = tutor_turn(act, text, self.tutor_turns)
         self.transcript.append(rec)
         self._ctx.tutor_history.append(text)
         self._ctx.previous_disciplines = act.disciplines
@@ -484,7 +456,7 @@ class TutoringEnv(AECEnv):
                 self.terminations[a] = True
         self.phase = "done"
 
-    def episode_record(self, copy: bool = True) -> dict:
+    def episode_record(self, copy: bool = True) -> EnvEpisodeRecord:
         """The episode as one JSON-able object (the ``episodes.jsonl`` record of docs/design.md).
 
         ``copy=False`` shares the env's own lists (for a reward model that only reads them, at episode end).
@@ -500,19 +472,19 @@ class TutoringEnv(AECEnv):
             "reward": self._credited,
             **(self.outcome or {}),
         }
-        return {
-            "task": {"id": self.task.id, "title": self.task.title, "disciplines": list(self.task.disciplines)},
-            "config": self.config.model_dump(exclude={"render_mode"}),
-            "transcript": [dict(t) for t in self.transcript] if copy else self.transcript,
-            "pretest": [dict(r) for r in self.pretest_results] if copy else self.pretest_results,
-            "posttest": [dict(r) for r in self.posttest_results] if copy else self.posttest_results,
-            **outcome,
-            "n_tutor_turns": self.tutor_turns,
-            "ended_by": self.ended_by or "unfinished",
-            "invalid_turns": dict(self.invalid_turns),
-            "clipped_turns": dict(self.clipped_turns),
-            "privileged_student_state": self._privileged,
-        }
+        return episode_record(
+            task={"id": self.task.id, "title": self.task.title, "disciplines": list(self.task.disciplines)},
+            config=self.config.model_dump(exclude={"render_mode"}),
+            transcript=[TurnRecord(**t) for t in self.transcript] if copy else self.transcript,
+            pretest=[dict(r) for r in self.pretest_results] if copy else self.pretest_results,
+            posttest=[dict(r) for r in self.posttest_results] if copy else self.posttest_results,
+            outcome=outcome,
+            n_tutor_turns=self.tutor_turns,
+            ended_by=self.ended_by or "unfinished",
+            invalid_turns=dict(self.invalid_turns),
+            clipped_turns=dict(self.clipped_turns),
+            privileged_student_state=self._privileged,
+        )
 
     # ------------------------------------------------------------------ observations and infos
     def _tutor_features(self) -> np.ndarray:
@@ -570,15 +542,16 @@ class TutoringEnv(AECEnv):
         if not self.agents:
             return
         common = {"phase": self.phase, "turn": self.tutor_turns, "max_turns": self.config.max_turns}
-        tutor_info = {
+        tutor = tutor_info(
             **common,
-            "observe_only": self._tutor_next == "observe" or self.phase == "done",
-            "messages": list(self._tutor_messages),
-            "task": self._task_public,
-            "pretest": list(self._pretest_view),
-            "last_act": dict(self._last_act_dict) if self._last_act_dict else None,
-            "reward_components": dict(self._last_components),
-        }
+            observe_only=self._tutor_next == "observe" or self.phase == "done",
+            messages=list(self._tutor_messages),
+            task=self._task_public,
+            pretest=list(self._pretest_view),
+            last_act=dict(self._last_act_dict) if self._last_act_dict else None,
+            reward_components=dict(self._last_components),
+            outcome=dict(self.outcome) if self.outcome is not None else None,
+        )
         kind, index = self._student_next
         student_info: dict[str, Any] = {
             **common,
@@ -594,9 +567,8 @@ class TutoringEnv(AECEnv):
             item, post_kind = self._post_items[index]
             student_info.update(item=item, item_index=index, n_items=len(self._post_items), posttest_kind=post_kind)
         if self.outcome is not None:
-            tutor_info["outcome"] = dict(self.outcome)
             student_info["outcome"] = dict(self.outcome)
-        self.infos = {"tutor": tutor_info, "student": student_info}
+        self.infos = {"tutor": tutor, "student": student_info}
 
     # ------------------------------------------------------------------ rendering
     def render(self) -> str | None:

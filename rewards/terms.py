@@ -60,6 +60,7 @@ import numpy as np
 
 from envs.errors import ConfigError
 from envs.labels import BLOOM_LEVELS
+from envs.records import turn_from_json
 from envs.tasks import get_task_set
 from envs.tasks.base import Task
 from rewards.gate import ContentGate, addresses_judge
@@ -135,7 +136,7 @@ def canonical_transcript(transcript: Sequence[Mapping]) -> list[dict]:
     """Env transcript records in the form :func:`rewards.sid.sid_metrics` reads (Bloom level as an index)."""
     out = []
     for t in transcript:
-        rec = dict(t)
+        rec = turn_from_json(t)  # a turn keyed by the short names (intent, ...) reads the same
         level = rec.get("cognitive_level")
         rec["cognitive_level"] = BLOOM_LEVELS.index(level) if isinstance(level, str) else level
         out.append(rec)

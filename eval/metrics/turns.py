@@ -31,6 +31,7 @@ import yaml
 
 from envs.errors import DatasetError
 from envs.labels import BLOOM_LEVELS, COGNITION_STATES, GUIDANCE_LEVELS, INTENTS, SPEAKERS, STRATEGIES
+from envs.records import LEGACY_TURN_KEYS
 from eval.metrics.registry import DAMR_DESIRED
 
 _ALIAS_FILE = Path(__file__).with_name("label_aliases.yaml")
@@ -153,6 +154,9 @@ def normalise_turn(raw: object, where: str) -> dict:
     if not isinstance(raw, Mapping):
         raise DatasetError(f"{where}: a turn must be a JSON object, got {type(raw).__name__}")
     fields = {_key(str(k)): v for k, v in raw.items()}
+    for short, name in LEGACY_TURN_KEYS.items():  # a turn keyed as info["last_act"] once was (intent, ...)
+        if short in fields and name not in fields:
+            fields[name] = fields.pop(short)
     speaker = _label(fields.get("speaker", fields.get("role")), "speaker", where)
     if speaker is None:
         raise DatasetError(f"{where}: missing 'speaker'; give 'tutor'/'teacher' or 'student'")

@@ -1,0 +1,175 @@
+"""The typed records (envs/records.py, docs/records.md): one set of SID field names in the env's info and its
+transcript, one constructor per record, a versioned episode schema, and files written before the version field
+still scored and resumed the same."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.student import SimulatedStudent
+from agents.tutor import make_tutor
+from envs import spaces as tzs
+from envs import tutoring_v0
+from envs.acts import ACT_FIELD_KEYS
+from envs.config import EpisodeSpec
+from envs.labels import TURN_FIELDS
+from envs.records import (
+    LEGACY_TURN_KEYS,
+    SCHEMA_VERSION,
+    EnvEpisodeRecord,
+    EpisodeRecord,
+    TurnRecord,
+    TutorInfo,
+    schema_version,
+    turn_from_json,
+)
+from eval.cli import main
+from eval.metrics import episode_metrics
+from eval.rollout import run_episode
+from rewards.terms import canonical_transcript
+
+ROOT = Path(__file__).resolve().parents[1]
+TUTOR_SID_KEYS = {"teacher_intent", "teaching_strategy", "teacher_guidance_level", "discipline", "discipline_transfer"}
+
+
+def _play(action_mode: str, seed: int = 3) -> tuple[list[tuple[dict, dict]], dict, list[dict]]:
+    """Play one episode; return (info["last_act"], the transcript's last tutor turn) after every tutor turn,
+    the record and every tutor info seen."""
+    env = tutoring_v0.env(task_set="math", action_mode=action_mode)
+    env.reset(seed=seed)
+    tutor, student = make_tutor("socratic"), SimulatedStudent("all_round_partly_wrong")
+    tutor.reset(seed=1)
+    student.reset(seed=2)
+    rng = np.random.default_rng(seed)
+    pairs, infos = [], []
+    for agent in env.agent_iter():
+        obs, _r, term, trunc, info = env.last()
+        if agent == "tutor":
+            infos.append(info)
+        if term or trunc:
+            env.step(None)
+            continue
+        if agent == "tutor":
+            if info["observe_only"]:
+                env.step("")
+                continue
+            action = tutor.act(obs, info) if action_mode == "text" else [int(rng.integers(n)) for n in tzs.ACT_NVEC]
+            env.step(action)
+            raw = env.unwrapped
+            pairs.append((raw.infos["tutor"]["last_act"], raw.transcript[-1]))
+        else:
+            env.step(student.act(obs, info))
+    return pairs, env.unwrapped.episode_record(), infos
+
+
+@pytest.mark.parametrize("action_mode", ["text", "act"])
+def test_last_act_and_the_transcript_turn_use_the_same_keys(action_mode: str) -> None:
+    pairs, _record, _infos = _play(action_mode)
+    assert pairs
+    for last_act, turn in pairs:
+        assert turn["speaker"] == "tutor"
+        assert set(last_act) & set(TURN_FIELDS) == TUTOR_SID_KEYS  # SID's names, all five
+        assert not set(last_act) & set(LEGACY_TURN_KEYS), "a short name (intent, ...) is back in info['last_act']"
+        shared = set(last_act) & set(turn)
+        assert TUTOR_SID_KEYS | {"target_kc", "reveals_answer", "invalid"} <= shared
+        assert {k: last_act[k] for k in shared} == {k: turn[k] for k in shared}
+
+
+def test_act_field_keys_name_turn_fields() -> None:
+    assert set(ACT_FIELD_KEYS.values()) <= set(TURN_FIELDS)
+    assert LEGACY_TURN_KEYS == ACT_FIELD_KEYS
+
+
+def test_the_record_has_the_documented_layout() -> None:
+    _pairs, record, infos = _play("text")
+    assert record["schema_version"] == SCHEMA_VERSION
+    assert list(record) == list(EnvEpisodeRecord.__annotations__)
+    for turn in record["transcript"]:
+        assert list(turn) == list(TurnRecord.__annotations__)
+        assert list(turn)[: len(TURN_FIELDS)] == list(TURN_FIELDS)
+    for info in infos:
+        assert set(TutorInfo.__required_keys__) <= set(info) <= set(TutorInfo.__annotations__) | \
+            set(TutorInfo.__optional_keys__)
+    assert "outcome" in infos[-1] and "outcome" not in infos[0]
+    json.loads(json.dumps(record))  # its JSON form is itself
+
+
+def test_docs_list_every_record_field() -> None:
+    doc = (ROOT / "docs" / "records.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^\| `([a-z_0-9]+)` \|", doc, flags=re.MULTILINE))
+    fields = set(EpisodeRecord.__required_keys__) | set(EpisodeRecord.__optional_keys__) | \
+        set(TurnRecord.__annotations__) | set(TutorInfo.__required_keys__) | set(TutorInfo.__optional_keys__)
+    assert fields - documented == set(), "document these fields in docs/records.md"
+    assert f"`schema_version` | {SCHEMA_VERSION}" in doc or f"version {SCHEMA_VERSION}" in doc
+
+
+def _shorten(record: dict) -> dict:
+    """A record whose turns use the short names info["last_act"] had before the rename."""
+    short = {new: old for old, new in LEGACY_TURN_KEYS.items()}
+    return {**record, "transcript": [{short.get(k, k): v for k, v in t.items()} for t in record["transcript"]]}
+
+
+def test_turns_keyed_by_the_short_names_read_the_same() -> None:
+    spec = EpisodeSpec(task_set="math", persona="weak_knowledge_partly_wrong", seed=5)
+    record = run_episode(spec, make_tutor("socratic"), SimulatedStudent(spec.persona), "socratic")
+    old = _shorten(record)
+    assert "intent" in old["transcript"][1] and "teacher_intent" not in old["transcript"][1]
+    assert [turn_from_json(t) for t in old["transcript"]] == record["transcript"]
+    assert canonical_transcript(old["transcript"]) == canonical_transcript(record["transcript"])
+    assert episode_metrics(old) == episode_metrics(record)
+
+
+def test_schema_version_of_a_record_from_before_the_field() -> None:
+    assert schema_version({"transcript": []}) == 1
+    assert schema_version({"schema_version": SCHEMA_VERSION}) == SCHEMA_VERSION
+
+
+def _strip_version(path: Path, keep: int | None = None) -> None:
+    lines = path.read_text(encoding="utf-8").splitlines()[:keep]
+    old = []
+    for line in lines:
+        record = json.loads(line)
+        record.pop("schema_version")
+        old.append(json.dumps(record, sort_keys=True, ensure_ascii=False))
+    path.write_text("".join(line + "\n" for line in old), encoding="utf-8")
+
+
+def test_eval_resume_continues_a_run_written_before_schema_version(tmp_path: Path) -> None:
+    args = ["eval", "--suite", "default", "--limit", "3", "--tutor", "socratic", "--workers", "1", "--no-html"]
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    assert main([*args, "--out", str(whole)]) == 0
+    assert main([*args, "--out", str(cut)]) == 0
+    _strip_version(cut / "episodes.jsonl", keep=2)  # an older run, interrupted after two episodes
+    assert main([*args, "--resume", "--out", str(cut)]) == 0
+    records = [json.loads(line) for line in (cut / "episodes.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert ["schema_version" in r for r in records] == [False, False, True]
+    assert (cut / "metrics.json").read_bytes() == (whole / "metrics.json").read_bytes()
+
+
+def test_tutorzoo_score_reads_a_file_from_before_schema_version(tmp_path: Path) -> None:
+    spec = EpisodeSpec(task_set="math", persona="weak_knowledge_partly_wrong", seed=5)
+    records = [run_episode(spec, make_tutor(name), SimulatedStudent(spec.persona), name)
+               for name in ("socratic", "lecturer")]
+    for name, rows in (("new", records), ("old", [_shorten({k: v for k, v in r.items() if k != "schema_version"})
+                                                   for r in records])):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "episodes.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    env = {**os.environ, "NO_COLOR": "1"}
+    env.pop("PYTHONPATH", None)
+    tutorzoo = Path(sys.executable).with_name("tutorzoo")
+    for name in ("new", "old"):
+        done = subprocess.run([str(tutorzoo), "score", str(tmp_path / name / "episodes.jsonl"), "--strict"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+    new, old = (json.loads((tmp_path / n / "metrics.json").read_text()) for n in ("new", "old"))
+    assert new["n_records"] == 2 and not new["skipped"]
+    assert {k: old[k] for k in ("per_episode", "aggregate")} == {k: new[k] for k in ("per_episode", "aggregate")}
