@@ -12,6 +12,7 @@ import pytest
 from agents.tutor import make_tutor
 from envs.errors import ConfigError
 from envs.tasks.math import FAMILIES, erroneous_solution
+from eval.kinds.builtin_answers import answer_item
 from eval.kinds.item_common import parse_answer_line
 from eval.kinds.kmp_skills import (
     KmpSkillsKind,
@@ -166,7 +167,7 @@ def test_judged_generation_and_free_text_reasons_through_the_loopback_server():
             self.inner.reset(seed)
 
         def act(self, obs, info):
-            text = self.inner.act(obs, info)
+            text = answer_item(self.inner, obs, info)  # the socratic reference's answer to the item
             return text.replace("Reason: ", "Reason: other: the student used the wrong rule; was ")
 
     errs = [u for u in KIND.units(SMALL) if u.skill == "error"]

@@ -1,26 +1,16 @@
-"""The tutor policy protocol, and the act-speaking base the built-in rule-based tutors share."""
+"""The act-speaking base of the built-in rule-based tutors (the tutor protocol: :class:`envs.protocols.Tutor`)."""
 
 from __future__ import annotations
-
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from envs.act_text import verbalise_act
 from envs.acts import TutorAct
+from envs.protocols import Tutor
 from envs.tasks.base import Task
 
-
-@runtime_checkable
-class TutorPolicy(Protocol):
-    """What the env and the runners need from a tutor (docs/design.md, the public contract).
-
-    Batched backends may also offer ``act_batch(list[tuple[dict, dict]]) -> list[str]``.
-    """
-
-    def reset(self, seed: int | None = None) -> None: ...
-
-    def act(self, observation: dict, info: dict) -> str: ...
+# The tutor protocol is defined beside the engine that drives it; the old name stays for the callers using it.
+TutorPolicy = Tutor
 
 
 class ActTutor:
@@ -47,10 +37,6 @@ class ActTutor:
     def act(self, observation: dict, info: dict) -> str:
         if info.get("observe_only", False):
             return ""
-        if info.get("item") is not None:  # an item of the KMP / Dr.Academy suites (agents/tutor/items.py)
-            from agents.tutor.items import answer_item
-
-            return answer_item(self, observation, info)
         task = self._task_from(info)
         act, misconception = self.choose(observation, info, task)
         return self.speak(act, task, misconception, info)

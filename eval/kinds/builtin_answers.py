@@ -2,8 +2,10 @@
 
 The item suites (:mod:`eval.kinds.kmp_dialogue`, :mod:`eval.kinds.kmp_skills`, :mod:`eval.kinds.dr_academy`)
 ask a tutor through its usual ``act(observation, info)``: ``info["messages"]`` is ``[system, user]`` (what a
-model tutor reads) and ``info["item"]`` is the structured item. :class:`agents.tutor.base.ActTutor` hands an
-item to :func:`answer_item`, which answers it the way each built-in tutor would:
+model tutor reads) and ``info["item"]`` is the structured item. A built-in rule-based tutor
+(:class:`agents.tutor.base.ActTutor`) has no policy for an item, so :func:`eval.kinds.item_common.ask` hands the
+item to :func:`answer_item` instead, which answers it the way each built-in tutor would (the benchmark's logic
+lives here, with the kinds, not in the policy):
 
 - ``socratic`` and ``lecturer`` are *rule-based references*: where a human expert would know the answer they
   use the curriculum's own solver and material (re-solve the stated problem, compare a shown solution with the
@@ -24,7 +26,7 @@ Example::
     from agents.tutor import make_tutor
     tutor = make_tutor("socratic")
     item = {"kind": "followup_solve", "key": "demo", "task_id": "fraction_addition", "seed": 0, "turn": 0}
-    tutor.act({}, {"item": item, "messages": []}).splitlines()[-1]   # 'Answer: 13/24'
+    answer_item(tutor, {}, {"item": item, "messages": []}).splitlines()[-1]   # 'Answer: 13/24'
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from envs.labels import BLOOM_LEVELS
+from envs.protocols import StopEpisode
 
 __all__ = ["answer_item", "item_rng", "ITEM_KINDS"]
 
@@ -74,45 +77,68 @@ def answer_item(tutor: Any, observation: dict, info: dict) -> str:
 # --- KMP-Dialogue: take over the reference session at the cut ---------------------------------------------
 
 
+class _Takeover:
+    """The reference tutor turns in order, then, at the cut, the tutor under test once; the episode stops there.
+
+    It watches the episode (an :class:`envs.engine.Observer`) to check the replayed dialogue against the unit's
+    history before the tutor takes over."""
+
+    def __init__(self, tutor: Any, item: dict) -> None:
+        self.tutor = tutor
+        self.item = item
+        self.turns = list(item["replay"]["tutor_turns"])
+        self.done = 0
+        self.said: list[str] = []
+        self.reply: str | None = None
+        self.error: BaseException | None = None
+
+    def reset(self, seed: int | None = None) -> None:
+        """The reference turns need no seed; the tutor under test is reset at the cut."""
+
+    def before_tutor(self, episode: Any, observation: dict, info: dict) -> None:
+        self.said = [t["utterance"] for t in episode.env.unwrapped.transcript]
+
+    def after_tutor(self, episode: Any, info: dict) -> None:
+        """Nothing to do after a turn."""
+
+    def act(self, observation: dict, info: dict) -> str:
+        if self.done < len(self.turns):
+            self.done += 1
+            return self.turns[self.done - 1]
+        try:
+            replay = self.item["replay"]
+            if "history" in replay and self.said != list(replay["history"]):
+                raise RuntimeError("the replayed dialogue differs from the unit's history (a changed env, "
+                                   "student or annotator since the units were made)")
+            self.tutor.reset(seed=int(item_rng(self.item, "takeover").integers(2**31)))  # per unit, not per batch
+            self.reply = self.tutor.act(observation, info)
+        except Exception as exc:  # raised again by _dialogue_turn, as the unit's failure
+            self.error = exc
+        raise StopEpisode
+
+
 def _dialogue_turn(tutor: Any, item: dict) -> str:
     """Replay the reference episode up to the cut (the reference tutor turns, the same simulated student with the
-    same seed), then let the tutor act on the env's real observation with its own dialogue policy."""
+    same seed, through the rollout engine), then let the tutor act on the env's real observation with its own
+    dialogue policy."""
     from agents.student import SimulatedStudent
-    from envs import tutoring_v0
     from envs.config import EpisodeSpec
+    from envs.engine import play
+    from envs.seeding import derive_seed
 
     replay = item["replay"]
     spec = EpisodeSpec.model_validate(replay["episode"])
-    env = tutoring_v0.env(**spec.env_kwargs())
-    env.reset(seed=spec.seed)
-    student = SimulatedStudent(spec.persona)
-    student.reset(seed=replay["student_seed"])
-    turns = list(replay["tutor_turns"])
-    done = 0
-    try:
-        for agent in env.agent_iter():
-            obs, _reward, term, trunc, info = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            if agent == "student":
-                env.step(student.act(obs, info))
-                continue
-            if info.get("observe_only"):
-                env.step("")
-                continue
-            if done == len(turns):
-                said = [t["utterance"] for t in env.unwrapped.transcript]
-                if "history" in replay and said != list(replay["history"]):
-                    raise RuntimeError("the replayed dialogue differs from the unit's history (a changed env, "
-                                       "student or annotator since the units were made)")
-                tutor.reset(seed=int(item_rng(item, "takeover").integers(2**31)))  # per unit, not per batch
-                return tutor.act(obs, info)
-            env.step(turns[done])
-            done += 1
-    finally:
-        env.close()
-    raise RuntimeError(f"the replayed episode ended after {done} tutor turns, before the cut at turn {len(turns) + 1}")
+    if replay["student_seed"] != derive_seed(spec.seed, "student"):
+        raise ValueError(f"unit {item.get('key')!r}: student_seed {replay['student_seed']} is not the engine's "
+                         f"seed of episode seed {spec.seed}; rebuild the units")
+    takeover = _Takeover(tutor, item)
+    play([spec], takeover, SimulatedStudent, observer=takeover, strict=True)
+    if takeover.error is not None:
+        raise takeover.error
+    if takeover.reply is None:
+        raise RuntimeError(f"the replayed episode ended after {takeover.done} tutor turns, before the cut at turn "
+                           f"{len(takeover.turns) + 1}")
+    return takeover.reply
 
 
 # --- math instances (the curriculum's solver) --------------------------------------------------------------

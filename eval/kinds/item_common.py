@@ -4,8 +4,9 @@ The kinds :mod:`eval.kinds.kmp_dialogue`, :mod:`eval.kinds.kmp_skills` and :mod:
 prompt (or a short conversation) to a tutor per unit. A tutor is asked through its usual interface:
 ``tutor.act(observation, info)`` (or ``tutor.act_batch([(observation, info), ...])`` in chunks of
 ``batch_size`` when it has one) with ``info["messages"]`` = the chat so far (system prompt first),
-``info["item"]`` = the structured item (what :mod:`agents.tutor.items` answers from) and ``info["task"]`` =
-the public view of the unit's task (what every tutor may read in an episode). A tutor that raises, or a reply
+``info["item"]`` = the structured item and ``info["task"]`` = the public view of the unit's task (what every
+tutor may read in an episode). A built-in rule-based tutor (:class:`agents.tutor.base.ActTutor`) has no item
+policy: its reply is :func:`eval.kinds.builtin_answers.answer_item`'s. A tutor that raises, or a reply
 that is missing, is a recorded failure of that unit, never an exception.
 
 Example::
@@ -26,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from envs.protocols import BatchedTutor, PartialBatchError
 from eval.metrics.registry import MetricSpec
 from eval.metrics.stats import DEFAULT_SEED, bootstrap_mean_ci, percentile_interval, resample_indices
 
@@ -72,8 +74,7 @@ def ask(tutor: Any, requests: Sequence[Request], batch_size: int = 1) -> list[Re
     (seeded by the chunk's first request: model tutors are the documented exception to per-unit seeding),
     else ``reset(seed)`` + ``act`` per request. Exceptions become failed replies."""
     out: list[Reply] = []
-    batch = getattr(tutor, "act_batch", None)
-    if callable(batch) and batch_size > 1:
+    if isinstance(tutor, BatchedTutor) and batch_size > 1:
         for start in range(0, len(requests), batch_size):
             chunk = list(requests[start : start + batch_size])
             out += _ask_batch(tutor, chunk)
@@ -81,7 +82,7 @@ def ask(tutor: Any, requests: Sequence[Request], batch_size: int = 1) -> list[Re
     for req in requests:
         try:
             tutor.reset(seed=req.seed)
-            text = tutor.act(req.observation(), req.info())
+            text = _act(tutor, req.observation(), req.info())
             out.append(Reply(text if isinstance(text, str) else None,
                              None if isinstance(text, str) else f"the tutor returned {type(text).__name__}, not text"))
         except Exception as exc:  # a tutor failure is recorded with the unit, never fatal
@@ -89,16 +90,25 @@ def ask(tutor: Any, requests: Sequence[Request], batch_size: int = 1) -> list[Re
     return out
 
 
-def _ask_batch(tutor: Any, chunk: list[Request]) -> list[Reply]:
+def _act(tutor: Any, observation: dict, info: dict) -> Any:
+    """The tutor's reply to one item: a built-in rule-based tutor's from :mod:`eval.kinds.builtin_answers`."""
+    from agents.tutor.base import ActTutor
+    from eval.kinds.builtin_answers import answer_item
+
+    if isinstance(tutor, ActTutor):
+        return answer_item(tutor, observation, info)
+    return tutor.act(observation, info)
+
+
+def _ask_batch(tutor: BatchedTutor, chunk: list[Request]) -> list[Reply]:
     try:
         tutor.reset(seed=chunk[0].seed)
         texts = tutor.act_batch([(r.observation(), r.info()) for r in chunk])
+    except PartialBatchError as exc:
+        if len(exc.texts) == len(chunk):
+            return [Reply(t, e) if e is None else Reply(None, e) for t, e in zip(exc.texts, exc.errors, strict=True)]
+        return [Reply(None, _error(exc), traceback.format_exc(limit=3)) for _ in chunk]
     except Exception as exc:
-        partial_texts = getattr(exc, "texts", None)
-        partial_errors = getattr(exc, "errors", None)
-        if isinstance(partial_texts, list) and isinstance(partial_errors, list) and len(partial_texts) == len(chunk):
-            return [Reply(t, e) if e is None else Reply(None, e) for t, e in zip(partial_texts, partial_errors,
-                                                                                 strict=True)]
         return [Reply(None, _error(exc), traceback.format_exc(limit=3)) for _ in chunk]
     if not isinstance(texts, list) or len(texts) != len(chunk):
         return [Reply(None, f"act_batch returned {len(texts) if isinstance(texts, list) else type(texts).__name__} "

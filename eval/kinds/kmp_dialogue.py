@@ -40,7 +40,8 @@ units); ``overall_judgement_win``. Not judged: ``tutor_failure_rate``, ``reply_w
 
 **The tutor under test** gets ``info["messages"]`` = [system prompt, user prompt with the problem and the
 dialogue so far] and writes the next tutor turn. The built-in tutors take the session over at the cut
-(:mod:`agents.tutor.items` replays the reference episode, then lets them act with their own policy).
+(:mod:`eval.kinds.builtin_answers` replays the reference episode through the rollout engine, then lets them act
+with their own policy).
 
 Suite settings (``items:``)::
 
