@@ -1,6 +1,7 @@
 """Annotator agreement with the hand-labelled gold set: accuracy and Cohen's κ per SID field (SID Table VI).
 
-``python -m eval.agreement`` (CLI: ``tutorzoo agreement``) prints, for each annotator, the accuracy and κ of
+``python -m eval.agreement`` (CLI: ``tutorzoo agreement``; ``--reader`` scores content readers instead, see
+:mod:`eval.reader_agreement`) prints, for each annotator, the accuracy and κ of
 every field against ``eval/data/gold_annotations.jsonl``, beside the field's majority-class baseline (the share of
 its most frequent gold label), and flags the fields whose accuracy is not above that baseline. Annotators:
 ``rule`` (the env's labels: :class:`envs.annotate.Annotator` on tutor turns combined with the content reader
@@ -482,7 +483,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="rule, majority or a predictions .jsonl (repeatable; default: rule and majority)")
     parser.add_argument("--gold", default=str(GOLD_PATH), help="gold annotations JSONL (default: the shipped set)")
     parser.add_argument("--json", action="store_true", help="print the reports as JSON instead of a table")
+    parser.add_argument("--reader", action="append", default=None,
+                        help="score content readers instead of annotators: rule, llm:<backend> or hf:<path> "
+                             "(repeatable; the rule reader is always scored beside a model reader)")
+    parser.add_argument("--reader-gold", default=None,
+                        help="labelled tutor turns for --reader (default: eval/data/reader_gold.jsonl)")
     args = parser.parse_args(argv)
+    if args.reader:
+        return _readers_main(args.reader, args.reader_gold, args.json)
     names = args.annotator or ["rule", "majority"]
     reports = [agreement(name, args.gold) for name in names]
     if args.json:
@@ -530,6 +538,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             console.print(vt)
     # Plain lines, so the flags survive any terminal width and are easy to grep.
     print("below the majority baseline: " + ("; ".join(flagged) if flagged else "none"))
+    return 0
+
+
+def _readers_main(specs: list[str], gold: str | None, as_json: bool) -> int:
+    """``--reader``: the content readers' agreement with the reader gold set (:mod:`eval.reader_agreement`)."""
+    from eval.reader_agreement import READER_GOLD_PATH, print_reports, reader_agreement
+
+    names = list(dict.fromkeys(["rule", *specs]))
+    reports = [reader_agreement(name, gold or READER_GOLD_PATH) for name in names]
+    if as_json:
+        print(json.dumps(reports, indent=2))
+    else:
+        print_reports(reports)
     return 0
 
 
