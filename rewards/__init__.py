@@ -1,7 +1,8 @@
 """Reward terms and their weighted composition (TRL-compatible reward functions).
 
 - :mod:`rewards.terms`: the terms, each one function on an exchange or an episode record, usable in the env
-  and as a TRL reward function (``term.trl()``);
+  and as a TRL reward function (``term.trl()``), in an open registry (:func:`register_term`, or
+  ``package.module:factory`` in a rubric YAML);
 - :mod:`rewards.rubric`: :class:`Rubric`, the weighted composition the env calls (``envs.reward_api``), with
   PedagogicalRL's λ and hard mode; :func:`load_rubric` reads ``configs/rewards/<name>.yaml``;
 - :mod:`rewards.gate`: the content gate that keeps cue words without content from counting;
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from rewards.gate import ContentGate
 from rewards.rubric import Rubric, RubricConfig, load_rubric, pedagogy_ok
-from rewards.terms import TERM_NAMES, Term, make_term
+from rewards.terms import TERM_NAMES, TERMS, Term, make_term, register_term
 
-__all__ = ["TERM_NAMES", "ContentGate", "Rubric", "RubricConfig", "Term", "load_rubric", "make_term", "pedagogy_ok"]
+__all__ = ["TERMS", "TERM_NAMES", "ContentGate", "Rubric", "RubricConfig", "Term", "load_rubric", "make_term",
+           "pedagogy_ok", "register_term"]

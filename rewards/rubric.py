@@ -20,6 +20,10 @@ without rewarding it. Configs live in ``configs/rewards/*.yaml``::
       learning_gain: 1.0
       length_penalty: {weight: 0.05, max_chars: 600}
       sid_total_raw: 0  # logged only
+      my_pkg.terms:politeness: {weight: 0.1}  # your own: a function returning rewards.terms.Term
+
+A term name is one of ``rewards.terms.TERMS`` or an import path ``package.module:factory``
+(``rewards.terms.make_term``).
 
 Example::
 
@@ -40,14 +44,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from envs.config import read_yaml_mapping
 from envs.errors import ConfigError
 from envs.resources import config_dir
-from rewards.terms import TERM_NAMES, TERM_PARAMS, Term, make_term
+from rewards.terms import TERM_PARAMS, Term, make_term, term_entry
 
 REWARD_CONFIG_DIR = config_dir("rewards")
 RESERVED = ("pedagogy", "forfeit")
 
 
 class TermSpec(BaseModel):
-    """One term of a rubric config: its weight and its parameters (see ``rewards.terms.TERM_PARAMS``)."""
+    """One term of a rubric config: its weight and its parameters (see ``rewards.terms.TERMS``)."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
@@ -72,10 +76,10 @@ class RubricConfig(BaseModel):
             return value
         out = {}
         for name, spec in value.items():
-            if name not in TERM_NAMES:
-                close = get_close_matches(str(name), TERM_NAMES, n=1)
-                hint = f" Did you mean {close[0]!r}?" if close else ""
-                raise ValueError(f"unknown term {name!r}.{hint} Known terms: {list(TERM_NAMES)}")
+            try:
+                term_entry(str(name))  # a registered term or an importable package.module:factory
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from None
             out[name] = {"weight": spec} if isinstance(spec, (int, float)) and not isinstance(spec, bool) else spec
         return out
 
@@ -171,7 +175,11 @@ class Rubric:
     # ------------------------------------------------------------------ TRL
     def reward_funcs(self) -> tuple[list[Callable[..., list[float | None]]], list[float]]:
         """TRL's ``reward_funcs`` and ``reward_weights`` (for ``GRPOConfig``): one function per term, then the
-        reserved ``pedagogy`` and (hard mode) ``forfeit`` at weight 1, each reading the ``episode`` column."""
+        reserved ``pedagogy`` and (hard mode) ``forfeit`` at weight 1, each reading the ``episode`` column.
+
+        Each function reads the component this rubric logged in ``record["reward_components"]`` while the
+        episode played (one computation per term, and the weighted sum is the env's ``record["reward"]``); it
+        computes the term itself only for a record that lacks the component."""
         funcs = [t.trl() for t in self.terms.values()]
         weights = list(self.weights.values())
         funcs.append(_named("pedagogy", self._pedagogy_from_record))
@@ -186,11 +194,17 @@ class Rubric:
         return self.weigh(dict(record.get("reward_components") or {}))
 
     def _pedagogy_from_record(self, record: Mapping) -> float:
+        logged = (record.get("reward_components") or {}).get("pedagogy")
+        if logged is not None:  # the env credited it while the episode played
+            return float(logged)
         if self.hard:
             return -self.lam if record.get("ended_by") == "leak" else 0.0
         return (pedagogy_ok(record.get("transcript", [])) - 1.0) * self.lam
 
     def _forfeit_from_record(self, record: Mapping) -> float:
+        logged = (record.get("reward_components") or {}).get("forfeit")
+        if logged is not None:
+            return float(logged)
         if record.get("ended_by") != "leak":
             return 0.0
         return -self._weighted({k: v for k, v in (record.get("reward_components") or {}).items()

@@ -15,9 +15,11 @@ rubric weights are non-negative.
 completion, reading these per-sample columns from ``kwargs``:
 
 - ``exchange``: a list of exchange dicts — an exchange term scores each;
-- ``episode``: a list of episode records — an episode term scores each; an exchange term reads the episode's
-  summed component ``record["reward_components"][name]`` (the env's rubric computed it turn by turn), or
-  else, for a text-only term (length, format), sums it over the record's tutor turns;
+- ``episode``: a list of episode records — every term reads the component the env's rubric logged,
+  ``record["reward_components"][name]`` (summed over the turns for an exchange term), so a term is computed
+  once, while the episode plays. A record without that component (played under another rubric) is scored
+  here: an episode term on the record, a text-only exchange term (length, format) summed over its tutor
+  turns; any other exchange term gives ``None``;
 - neither: a text-only term scores the completion itself (a string, or a chat list whose last message is the
   assistant's); any other term returns ``None`` (TRL ignores it).
 
@@ -41,6 +43,10 @@ Terms (value ranges per exchange / per episode):
 ``sid_total_raw``            episode  TotalScore on the transcript as labelled (to log how far gating moves it)
 ============================ ======== ==================================================================
 
+**The registry** (:data:`TERMS`): a term is registered by name with :func:`register_term`; a rubric may also
+name any function ``factory(**params) -> Term`` by import path, ``package.module:factory``, as tutors and task
+sets are named. The term then appears under that name in ``reward_components`` and in TRL's logs.
+
 Example::
 
     from rewards.terms import make_term
@@ -50,9 +56,12 @@ Example::
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from difflib import get_close_matches
 from functools import cache
 from typing import Any, Literal
 
@@ -97,11 +106,12 @@ class Term:
             return self.fn(exchanges[i])
         if episodes is not None:
             record = episodes[i]
+            # the env's rubric computed this term while the episode played: read it, never recompute it
+            logged = (record.get("reward_components") or {}).get(self.name)
+            if logged is not None:
+                return float(logged)
             if self.level == "episode":
-                return self.fn(record)
-            summed = (record.get("reward_components") or {}).get(self.name)
-            if summed is not None:
-                return float(summed)
+                return self.fn(record)  # a record this term did not score while it played (another rubric)
             if self.text_only:
                 tutor = [t for t in record.get("transcript", []) if t.get("speaker") == "tutor"]
                 return float(sum(self.fn({"tutor": t}) or 0.0 for t in tutor))
@@ -273,54 +283,165 @@ def _format(max_questions: int) -> Callable[[Mapping], float]:
 
 # --- the registry ----------------------------------------------------------------------------------------
 
+TermFactory = Callable[..., Term]
+
+
+@dataclass(frozen=True)
+class TermEntry:
+    """A registered term: ``factory(**params) -> Term`` and the parameter names it takes."""
+
+    factory: TermFactory
+    params: tuple[str, ...] = ()
+
+
+TERMS: dict[str, TermEntry] = {}
+"""The registry: term name -> :class:`TermEntry`. Add to it with :func:`register_term`; a rubric may also name
+a term by import path, ``package.module:factory`` (see :func:`make_term`)."""
+
+
+def register_term(name: str, params: Sequence[str] = ()) -> Callable[[TermFactory], TermFactory]:
+    """A decorator registering ``factory(**params) -> Term`` as the term ``name``.
+
+    Example::
+
+        @register_term("turn_count")
+        def turn_count() -> Term:
+            return Term("turn_count", "episode", lambda record: float(record["n_tutor_turns"]))
+    """
+
+    def add(factory: TermFactory) -> TermFactory:
+        if name in TERMS:
+            raise ConfigError(f"reward term {name!r} is registered twice; give the second one another name")
+        TERMS[name] = TermEntry(factory, tuple(params))
+        return factory
+
+    return add
+
+
 _GATE_PARAMS = {"min_content_words": 2, "max_overlap": 0.8}
 
 
-def _build(name: str, params: dict[str, Any]) -> Term:
-    gate = {k: params.get(k, v) for k, v in _GATE_PARAMS.items()}
-    if name in ("learning_gain", "posttest_solve", "learning_gain_same"):
-        source = {"posttest_solve": "posttest_score"}.get(name, name)
-        return Term(name, "episode", _field(source), params=params)
-    if name == "mastery_gain":
-        return Term(name, "exchange", _mastery_gain(gate), params=params)
-    if name == "misconception_repair":
-        return Term(name, "exchange", _misconception_repair(gate), params=params)
-    if name == "leak_penalty":
-        return Term(name, "exchange", _leak, params=params)
-    if name == "length_penalty":
-        return Term(name, "exchange", _length(int(params.get("max_chars", 600))), text_only=True, params=params)
-    if name == "format_penalty":
-        return Term(name, "exchange", _format(int(params.get("max_questions", 3))), text_only=True, params=params)
-    if name == "sid_total_raw":
-        return Term(name, "episode", _sid("TotalScore", False, gate), params=params)
-    if name == "sid_total":
-        return Term(name, "episode", _sid("TotalScore", True, gate), params=params)
-    metric = name.removeprefix("sid_")
-    if name.startswith("sid_") and metric in _SID_METRICS:
-        return Term(name, "episode", _sid(metric, True, gate), params=params)
-    raise KeyError(name)
+def _gate(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: params.get(k, v) for k, v in _GATE_PARAMS.items()}
 
 
-TERM_NAMES: tuple[str, ...] = (
-    "learning_gain", "posttest_solve", "learning_gain_same", "mastery_gain", "misconception_repair", "leak_penalty",
-    "length_penalty", "format_penalty", "sid_total", "sid_total_raw", *(f"sid_{m}" for m in _SID_METRICS),
-)
-TERM_PARAMS: dict[str, tuple[str, ...]] = {
-    **{n: () for n in TERM_NAMES},
-    "mastery_gain": tuple(_GATE_PARAMS),
-    "misconception_repair": tuple(_GATE_PARAMS),
-    "sid_total": tuple(_GATE_PARAMS),
-    **{f"sid_{m}": tuple(_GATE_PARAMS) for m in _SID_METRICS},
-    "length_penalty": ("max_chars",),
-    "format_penalty": ("max_questions",),
-}
+def _record_field(name: str, source: str) -> None:
+    register_term(name)(lambda **params: Term(name, "episode", _field(source), params=params))
+
+
+_record_field("learning_gain", "learning_gain")
+_record_field("posttest_solve", "posttest_score")
+_record_field("learning_gain_same", "learning_gain_same")
+
+
+@register_term("mastery_gain", tuple(_GATE_PARAMS))
+def _mastery_gain_term(**params: Any) -> Term:
+    return Term("mastery_gain", "exchange", _mastery_gain(_gate(params)), params=params)
+
+
+@register_term("misconception_repair", tuple(_GATE_PARAMS))
+def _misconception_repair_term(**params: Any) -> Term:
+    return Term("misconception_repair", "exchange", _misconception_repair(_gate(params)), params=params)
+
+
+@register_term("leak_penalty")
+def _leak_term(**params: Any) -> Term:
+    return Term("leak_penalty", "exchange", _leak, params=params)
+
+
+@register_term("length_penalty", ("max_chars",))
+def _length_term(**params: Any) -> Term:
+    return Term("length_penalty", "exchange", _length(int(params.get("max_chars", 600))), text_only=True,
+                params=params)
+
+
+@register_term("format_penalty", ("max_questions",))
+def _format_term(**params: Any) -> Term:
+    return Term("format_penalty", "exchange", _format(int(params.get("max_questions", 3))), text_only=True,
+                params=params)
+
+
+def _sid_term(name: str, metric: str, gated: bool) -> None:
+    def factory(**params: Any) -> Term:
+        return Term(name, "episode", _sid(metric, gated, _gate(params)), params=params)
+
+    register_term(name, tuple(_GATE_PARAMS) if gated else ())(factory)
+
+
+_sid_term("sid_total", "TotalScore", True)
+_sid_term("sid_total_raw", "TotalScore", False)
+for _metric in _SID_METRICS:
+    _sid_term(f"sid_{_metric}", _metric, True)
+
+
+TERM_NAMES: tuple[str, ...] = tuple(TERMS)
+"""The built-in terms (the registry as shipped)."""
+TERM_PARAMS: dict[str, tuple[str, ...]] = {name: entry.params for name, entry in TERMS.items()}
+
+
+def _import_path(name: str) -> TermEntry:
+    """The entry of a ``package.module:factory`` term name; errors name the fix."""
+    module_name, _, attr = name.partition(":")
+    if not module_name or not attr:
+        raise ConfigError(f"reward term {name!r}: an import path is 'package.module:factory', with both parts")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"reward term {name!r}: cannot import {module_name!r} ({type(exc).__name__}: {exc}). "
+                          "Make the module importable: put its folder on PYTHONPATH or install its package") from exc
+    factory = getattr(module, attr, None)
+    if factory is None:
+        raise ConfigError(f"reward term {name!r}: module {module_name!r} has no {attr!r}; name a function that "
+                          "returns a rewards.terms.Term (or a Term object)")
+    if isinstance(factory, Term):
+        return TermEntry(lambda: factory)
+    if not callable(factory):
+        raise ConfigError(f"reward term {name!r}: {attr!r} is a {type(factory).__name__}, not a factory; name a "
+                          "function that returns a rewards.terms.Term")
+    params = inspect.signature(factory).parameters.values()
+    takes = tuple(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        takes = ("**",)
+    return TermEntry(factory, takes)
+
+
+def term_entry(name: str) -> TermEntry:
+    """The registry entry of ``name``: a registered term or a ``package.module:factory`` import path."""
+    entry = TERMS.get(name)
+    if entry is not None:
+        return entry
+    if ":" in name:
+        return _import_path(name)
+    close = get_close_matches(name, TERMS, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise ConfigError(f"unknown reward term {name!r}.{hint} Known terms: {sorted(TERMS)}; for your own term give "
+                      "'package.module:factory' (a function returning rewards.terms.Term) or register it with "
+                      "rewards.terms.register_term")
 
 
 def make_term(name: str, **params: Any) -> Term:
-    """The term called ``name`` (one of :data:`TERM_NAMES`) with its parameters, e.g. ``max_chars=400``."""
-    if name not in TERM_NAMES:
-        raise ConfigError(f"unknown reward term {name!r}; known terms: {list(TERM_NAMES)}")
-    bad = sorted(set(params) - set(TERM_PARAMS[name]))
-    if bad:
-        raise ConfigError(f"term {name!r} takes no parameter(s) {bad}; it takes {list(TERM_PARAMS[name]) or 'none'}")
-    return _build(name, dict(params))
+    """The term called ``name`` with its parameters, e.g. ``make_term("length_penalty", max_chars=400)``.
+
+    ``name`` is a registered term (:data:`TERMS`) or ``package.module:factory``, a function called with the
+    parameters that returns a :class:`Term` (or a :class:`Term` object itself). The term is named ``name``
+    whatever the factory called it: that is the key of its component in ``reward_components`` and the name TRL
+    logs it under.
+    """
+    entry = term_entry(name)
+    if "**" not in entry.params:
+        bad = sorted(set(params) - set(entry.params))
+        if bad:
+            raise ConfigError(f"term {name!r} takes no parameter(s) {bad}; it takes {list(entry.params) or 'none'}")
+    try:
+        term = entry.factory(**params)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        raise ConfigError(f"reward term {name!r}: its factory raised {type(exc).__name__}: {exc}") from exc
+    if not isinstance(term, Term):
+        raise ConfigError(f"reward term {name!r}: its factory returned a {type(term).__name__}, not a "
+                          "rewards.terms.Term; return Term(name, 'exchange' | 'episode', fn) with fn(exchange or "
+                          "record) -> float | None")
+    if term.level not in ("exchange", "episode"):
+        raise ConfigError(f"reward term {name!r}: level must be 'exchange' or 'episode', got {term.level!r}")
+    return term if term.name == name else replace(term, name=name)

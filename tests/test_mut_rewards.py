@@ -510,11 +510,12 @@ def test_gated_terms_use_the_gate_defaults() -> None:
 
 
 @pytest.mark.parametrize("name", ["sid_XYZ", "XYZ", "SD"])
-def test_build_rejects_names_outside_the_registry(name: str) -> None:
-    from rewards.terms import _build
+def test_make_term_rejects_names_outside_the_registry(name: str) -> None:
+    from rewards.terms import TERMS, term_entry
 
-    with pytest.raises(KeyError):
-        _build(name, {})
+    assert name not in TERMS
+    with pytest.raises(ConfigError, match="unknown reward term"):
+        term_entry(name)
 
 
 def test_trl_text_only_sum_counts_clean_turns_as_zero() -> None:
