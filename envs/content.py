@@ -49,7 +49,7 @@ import functools
 import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from envs.tasks.base import Task
@@ -136,7 +136,6 @@ def with_reading(act, reading: Reading):
     reading attached, and the component and misconception taken from the checked content, never from cue words.
     A malformed act keeps its no-credit labels and an empty reading. The env and ``tutorzoo agreement`` both use
     this, so the labels scored against the gold set are the env's."""
-    from dataclasses import replace
 
     if act.invalid:
         return replace(act, content=EMPTY)
@@ -445,6 +444,20 @@ def operations(rel: str, sides: list[Node]) -> set[str]:
     return ops
 
 
+def _continued(node: Node, carry: list) -> Node:
+    """``node`` with its first operand replaced by the computation that produced it in the step before
+    (``90 ÷ 2`` after ``9 × 10 = 90`` is ``(9 × 10) ÷ 2``), so a run of steps is credited as one computation."""
+    if not carry or node.op not in ("+", "-", "*", "/") or node.left is None:
+        return node
+    value, prev = carry[0]
+    if node.left.op == "num" and node.left.value == value:
+        return Node(node.op, replace(prev, paren=True), node.right)
+    if node.left.op in ("+", "-", "*", "/"):
+        inner = _continued(node.left, carry)
+        return node if inner is node.left else Node(node.op, inner, node.right)
+    return node
+
+
 def _walk(node: Node | None) -> Iterable[Node]:
     if node is None:
         return
@@ -729,7 +742,20 @@ _SYNONYMS = {
     "identical": "equal", "opposite": "opposite", "reverse": "opposite", "bottom": "denominator",
     "top": "numerator", "tops": "numerator", "bottoms": "denominator",
 }
-_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ed", "ies", "es", "s", "ly")
+_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ed", "ity", "ies", "es", "s", "ly")
+# comparatives spelled as one word, read as "more X" / "less X" so their direction is seen
+_COMPARATIVE = {"denser": "more dense", "heavier": "more heavy", "lighter": "less heavy", "hotter": "more hot",
+                "cooler": "less hot", "deeper": "more deep", "shallower": "less deep", "stronger": "more strong",
+                "weaker": "less strong", "higher": "rise", "longer": "more long", "shorter": "less long"}
+_COMPARATIVE_RE = re.compile(r"\b(" + "|".join(_COMPARATIVE) + r")\b")
+# stems that say a direction on one axis: a sentence that says the opposite direction of a proposition's on an
+# axis they share contradicts it ("floats if less dense" vs "floats if denser"); two flips cancel ("the more
+# cargo, the deeper" = "the less cargo, the less deep")
+_POLAR = {"larg": ("size", 1), "small": ("size", -1), "rise": ("dir", 1), "fall": ("dir", -1),
+          "fast": ("speed", 1), "slow": ("speed", -1), "heat": ("temp", 1), "cool": ("temp", -1),
+          "float": ("buoy", 1), "sink": ("buoy", -1), "expand": ("volume", 1), "contract": ("volume", -1),
+          "shrink": ("volume", -1), "attract": ("attract", 1), "repel": ("attract", -1),
+          "gain": ("gain", 1), "lose": ("gain", -1), "los": ("gain", -1)}
 
 
 @functools.lru_cache(maxsize=65536)
@@ -756,9 +782,32 @@ _REPORTED = re.compile(r"\b(?:says?|said|thinks?|thought|claims?|believes?|someo
 def content_stems(text: str) -> tuple[frozenset[str], int]:
     """The content stems of ``text`` and its count of negations (a leading "No," and a contrast such as
     ", not by making heat" do not negate the sentence's claim)."""
-    words = _WORD.findall(text.lower().replace("n't", " not"))
-    negs = sum(1 for w in _WORD.findall(_INTERJECTION.sub(" ", text.lower()).replace("n't", " not")) if w in _NEG)
+    lowered = _COMPARATIVE_RE.sub(lambda m: _COMPARATIVE[m.group(1)], text.lower())
+    words = _WORD.findall(lowered.replace("n't", " not"))
+    negs = sum(1 for w in _WORD.findall(_INTERJECTION.sub(" ", lowered).replace("n't", " not")) if w in _NEG)
     return frozenset(stem(w) for w in words if w not in _STOP and w not in _NEG and len(w) > 2), negs
+
+
+def polarity(stems: frozenset[str]) -> tuple[frozenset[str], dict[str, int]]:
+    """``stems`` with each directional stem replaced by its axis, and the direction said on each axis (the
+    product of the signs of its stems there)."""
+    if not stems & _POLAR.keys():
+        return stems, {}
+    out: set[str] = set()
+    sign: dict[str, int] = {}
+    for s in stems:
+        if s in _POLAR:
+            axis, d = _POLAR[s]
+            out.add("~" + axis)
+            sign[axis] = d if sign.get(axis, d) == d else 0  # both directions on one axis: none said
+        else:
+            out.add(s)
+    return frozenset(out), {a: d for a, d in sign.items() if d}
+
+
+def _flips(said: dict[str, int], stated: dict[str, int]) -> int:
+    """On how many shared axes a sentence says the opposite direction of a proposition."""
+    return sum(1 for axis, d in said.items() if axis in stated and stated[axis] != d)
 
 
 @dataclass(frozen=True, slots=True)
@@ -769,9 +818,13 @@ class Proposition:
     kind: str = "fact"  # fact | belief | refutation
     misconception: str | None = None
     numbers: frozenset[Fraction] = frozenset()  # the quantities it states (a sentence must state the same)
+    sign: tuple[tuple[str, int], ...] = ()  # the direction it says on each axis (see :func:`polarity`)
 
 
 _SENT = re.compile(r"(?<=[.!?;:])\s+|\n+")
+# clause boundaries inside a sentence of the curriculum (a proposition is also made of each clause)
+_CLAUSE = re.compile(r",\s*(?:so|and|while|whereas|whatever|which|because|since)\b|\s+(?:so that|because|while|"
+                     r"whereas|and|but)\s+|,\s+|\s*;\s*|\s+-\s+|\s*\(|\)\s*", re.IGNORECASE)
 
 
 def sentences(text: str) -> list[str]:
@@ -834,11 +887,20 @@ class ContentReader:
     def _add(self, kc: str, text: str, kind: str, mis: str | None = None) -> None:
         if "{" in text:
             return
-        stems, negs = content_stems(_DIGIT_RUN.sub("0", _NUMBERLESS.sub(" ", text)))  # numbers are no stems: cache hits
-        if len(stems) >= 3:
+        # the whole sentence, and each clause of a long one: a tutor restating one clause states that much
+        pieces = [text]
+        if kind != "question":
+            clauses = [c for c in _CLAUSE.split(text) if c and c.strip()]
+            if len(clauses) > 1:
+                pieces += clauses
+        for piece in pieces:
+            stems, negs = content_stems(_DIGIT_RUN.sub("0", _NUMBERLESS.sub(" ", piece)))  # numbers: no stems
+            if len(stems) < 3 or (piece is not text and len(stems - self._topic) < 1):
+                continue
+            stems, sign = polarity(stems)
             # a lesson's quantities are facts; a math task's are one instance's (its relations are checked exactly)
-            numbers = _numbers(text) if self.task.task_set != "math" else frozenset()
-            self.props.append(Proposition(kc, stems, negs % 2 == 1, kind, mis, numbers))
+            numbers = _numbers(piece) if self.task.task_set != "math" else frozenset()
+            self.props.append(Proposition(kc, stems, negs % 2 == 1, kind, mis, numbers, tuple(sorted(sign.items()))))
 
     @classmethod
     def for_task(cls, task: Task) -> ContentReader:
@@ -853,17 +915,20 @@ class ContentReader:
         claims: list[Claim] = []
         # ``x = 9`` is checked against the equation the turn works on (its first full equation), else the task's
         reference: Lin | None = _equation_of(text) or _task_equation(self.task)
+        carry: list = []  # the last true step's (value, expression): "9 × 10 = 90; 90 ÷ 2 = 45" goes on from it
         for sent in sentences(text):
             norm = normalise(sent)
             asked = sent.rstrip().endswith("?") or bool(_PROMPT.search(sent))
-            math_claims, reference = self._math(norm, asked, sent, reference)
+            math_claims, reference = self._math(norm, asked, sent, reference, carry)
             claims += math_claims
             if not math_claims:
                 claims += self._facts(sent, asked)
         return Reading(tuple(claims)) if claims else EMPTY
 
     # -- math
-    def _math(self, norm: str, asked: bool, raw: str, reference: Lin | None) -> tuple[list[Claim], Lin | None]:
+    def _math(self, norm: str, asked: bool, raw: str, reference: Lin | None,
+              carry: list | None = None) -> tuple[list[Claim], Lin | None]:
+        carry = [] if carry is None else carry
         out: list[Claim] = []
         for chain in _chains(norm):
             parts = _REL.split(chain)
@@ -890,7 +955,10 @@ class ContentReader:
                 v = _check([a, b], [rel], reference)[0]
                 if v is None:
                     continue
-                out.append(self._claim(rel, [a, b], TRUE if v else FALSE, question=asked, raw=raw))
+                whole = _continued(a, carry) if v and rel == "=" else a
+                out.append(self._claim(rel, [whole, b], TRUE if v else FALSE, question=asked, raw=raw))
+                if v and rel == "=" and a.op not in ("num", "var") and b.op == "num" and b.value is not None:
+                    carry[:] = [(b.value, whole)]
         if not out and asked:
             # "What is 1/2 + 1/3?": an expression asked for
             for span in _MATH_SPAN.findall(norm):
@@ -936,21 +1004,26 @@ class ContentReader:
         stems, negs = content_stems(_NUMBERLESS.sub(" ", sent))
         if len(stems) < 2:
             return []
-        best: tuple[float, Proposition] | None = None
+        best: tuple[float, Proposition, float, float] | None = None
         substance = stems - self._topic  # what the sentence says beyond naming the topic
+        stems, said_sign = polarity(stems)
         for p in self.props:
             if p.kind == "question" and not asked:
                 continue
             hit = len(stems & p.stems)
             need = 2 if asked else 3
-            if hit < need or hit < 0.5 * len(p.stems) * (0.6 if asked else 1.0) or \
-                    len(substance & p.stems) < (1 if asked else 2):
+            if hit < need or hit < 0.5 * len(p.stems) * (0.6 if asked else 1.0):
+                continue
+            # beyond naming the topic: two of its content words, or one in a close restatement of it
+            beyond = len(substance & p.stems) + len({s for s in stems & p.stems if s.startswith("~")})
+            if beyond < (1 if asked or hit >= 0.75 * len(p.stems) else 2):
                 continue
             # a belief stated outright wins over a fact or refutation that shares its words
             bonus = 0.15 if (p.kind == "belief" and not asked) else 0.01 if p.kind != "fact" else 0.0
-            score = hit / len(p.stems) + bonus
+            # how much of the proposition the sentence states, then (ties) how much of the sentence it covers
+            score = hit / len(p.stems) + bonus + 0.3 * hit / len(stems)
             if best is None or score > best[0]:
-                best = (score, p)
+                best = (score, p, hit / len(p.stems), hit / len(stems))
         if best is None:
             return []
         p = best[1]
@@ -960,11 +1033,12 @@ class ContentReader:
         if asked:
             return [Claim(p.kc, TRUE, True, None, (p.misconception,) if p.kind == "refutation" else (),
                           _demand(sent, math=False), "fact")]
-        agrees = negated == p.negated
+        agrees = (negated == p.negated) != (_flips(said_sign, dict(p.sign)) % 2 == 1)
         said = _numbers(sent)
         if p.numbers and len(said) == len(p.numbers) and not (said & p.numbers):
             agrees = False  # the proposition restated with every quantity changed
-        strong = best[0] >= 0.7  # a contradiction is only read off a close match
+        # a contradiction is only read off a close match both ways (a longer sentence's "not" may be another clause's)
+        strong = best[2] >= 0.7 and best[3] >= 0.6
         if p.kind == "belief":
             if _REPORTED.search(sent):
                 return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact")]  # the idea quoted, not asserted
