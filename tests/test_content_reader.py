@@ -104,3 +104,32 @@ def test_the_curriculum_itself_is_almost_never_read_as_false(task_set: str, limi
                 n += 1
                 false += reader.read(s).false_statements() > 0
     assert false / n <= limit, (false, n)
+
+
+@pytest.fixture(scope="module")
+def icebergs():
+    return ContentReader.for_task(get_task_set("stem").build("floating_icebergs", np.random.default_rng(0)))
+
+
+@pytest.mark.parametrize("text, verdict", [
+    ("An object floats if its density is less than the density of the liquid.", TRUE),
+    ("An object floats if its density is greater than the density of the liquid.", FALSE),  # the opposite direction
+    ("An object sinks if its density is less than the density of the liquid.", FALSE),
+    ("Ice floats because it is less dense than water.", TRUE),  # a clause of a longer fact, in other words
+    ("Density is mass divided by volume.", TRUE),  # a fact made of the topic's own words, restated closely
+])
+def test_direction_words_decide_whether_a_restated_fact_is_true(icebergs, text, verdict) -> None:
+    assert [(c.kc, c.verdict) for c in icebergs.read(text).claims] == [("density", verdict)]
+
+
+@pytest.mark.parametrize("text", ["density mass volume", "Let's think about density step by step, like 3 lamps."])
+def test_topic_words_alone_are_not_a_fact(icebergs, text) -> None:
+    assert icebergs.read(text).claims == ()
+
+
+def test_a_run_of_steps_is_credited_as_one_computation() -> None:
+    reader = ContentReader.for_task(get_task_set("math").build("triangle_area", np.random.default_rng(0)))
+    assert [c.kc for c in reader.read("24 ÷ 2 = 12").claims] == [None]  # a division alone: no component
+    claims = reader.read("Multiply base by height: 6 × 4 = 24. Then divide by 2: 24 ÷ 2 = 12.").claims
+    assert [(c.kc, c.verdict) for c in claims] == [("area_concept", TRUE), ("triangle_area", TRUE)]
+    assert "forget_half" in claims[1].refutes
