@@ -173,3 +173,16 @@ def test_tutorzoo_score_reads_a_file_from_before_schema_version(tmp_path: Path) 
     new, old = (json.loads((tmp_path / n / "metrics.json").read_text()) for n in ("new", "old"))
     assert new["n_records"] == 2 and not new["skipped"]
     assert {k: old[k] for k in ("per_episode", "aggregate")} == {k: new[k] for k in ("per_episode", "aggregate")}
+
+
+def test_tutorzoo_rollout_writes_versioned_records_with_the_sid_names(tmp_path: Path) -> None:
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    env.pop("PYTHONPATH", None)
+    tutorzoo = Path(sys.executable).with_name("tutorzoo")
+    done = subprocess.run([str(tutorzoo), "rollout", "--tutor", "socratic", "--episodes", "1", "--no-html",
+                           "--out", str(tmp_path / "run")], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [record] = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
+    assert record["schema_version"] == SCHEMA_VERSION
+    assert record["transcript"] and all(list(t) == list(TurnRecord.__annotations__) for t in record["transcript"])
