@@ -187,7 +187,7 @@ def evaluate_tutor(tutor: str, out_dir: Path, suite: str = "default", split: str
     from agents.tutor.registry import make_tutor
     from eval.batch import run_batched
     from eval.leaderboard import build, write_report
-    from eval.rollout import JsonlWriter, run_specs
+    from eval.rollout import JsonlWriter
     from eval.suite import load_suite
 
     loaded = load_suite(suite)
@@ -199,12 +199,9 @@ def evaluate_tutor(tutor: str, out_dir: Path, suite: str = "default", split: str
     path = out_dir / "episodes.jsonl"
     path.unlink(missing_ok=True)
     policy = make_tutor(tutor, **(tutor_kwargs or {}))
-    with JsonlWriter(path) as writer:
-        if hasattr(policy, "act_batch"):
-            records = run_batched(specs, policy, SimulatedStudent, batch_size=batch_size, on_record=writer,
-                                  tutor_name=name)
-        else:
-            records = list(run_specs(specs, [name], lambda _n: policy, SimulatedStudent, on_record=writer))
+    with JsonlWriter(path) as writer:  # a model tutor plays batch_size episodes in lockstep, any other one by one
+        records = run_batched(specs, policy, SimulatedStudent, batch_size=batch_size, on_record=writer,
+                              tutor_name=name)
     board = build(records)
     title = f"{name} on suite {loaded.name} v{loaded.version} ({split})"
     write_report(board, out_dir, title, {"suite": loaded.name, "version": loaded.version, "split": split,

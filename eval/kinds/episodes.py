@@ -1,9 +1,9 @@
 """The ``episodes`` suite kind: pre-test -> dialogue -> post-test episodes in the env (suites default, sid,
 educationq).
 
-Units are the :class:`~envs.config.EpisodeSpec` s of the suite's blocks. A plain tutor plays them one after
-the other (:func:`eval.rollout.run_episode`, reset with each episode's seed); a tutor with ``act_batch`` (model
-tutors) plays ``batch_size`` episodes in lockstep (:func:`eval.batch.run_batched`). Records are the
+Units are the :class:`~envs.config.EpisodeSpec` s of the suite's blocks, played by the rollout engine
+(:func:`envs.engine.play`): a plain tutor one after the other, reset with each episode's seed; a batched tutor
+(model tutors, :class:`envs.protocols.BatchedTutor`) ``batch_size`` episodes in lockstep. Records are the
 ``episodes.jsonl`` records of :mod:`eval.rollout` plus ``key`` (the spec's key) and ``judgments``.
 
 Metrics are :func:`eval.metrics.suite_metrics` grouped by tutor (every metric of
@@ -150,18 +150,17 @@ class EpisodesKind:
     # ------------------------------------------------------------------ running
     def run(self, units: Sequence[EpisodeSpec], tutor: Any, tutor_name: str, judge: Any | None,
             batch_size: int) -> Iterator[dict]:
-        from eval.batch import run_batched
-        from eval.rollout import run_episode
+        from envs.engine import is_batched, play
 
         make_student = self.student_factory()
         specs = list(units)
-        if callable(getattr(tutor, "act_batch", None)):
-            records = run_batched(specs, tutor, make_student, batch_size=batch_size, tutor_name=tutor_name)
+        if is_batched(tutor):  # one lockstep run, so the model answers batch_size episodes per call
+            records = play(specs, tutor, make_student, batch_size=batch_size, tutor_name=tutor_name)
             for spec, record in zip(specs, records, strict=True):
                 yield self._finish(spec, record, judge)
             return
-        for spec in specs:
-            record = run_episode(spec, tutor, make_student(spec.persona), tutor_name=tutor_name)
+        for spec in specs:  # one at a time, each record yielded as it finishes
+            [record] = play([spec], tutor, make_student, tutor_name=tutor_name)
             yield self._finish(spec, record, judge)
 
     def student_factory(self) -> Any:
@@ -203,11 +202,11 @@ class EpisodesKind:
         """The record of an episode that could not be played at all: the env's record of the reset episode
         (no turn, no test answer, gains None), ``ended_by="failure"``, the failure."""
         from envs import tutoring_v0
-        from eval.rollout import finish_record
+        from envs.engine import episode_record
 
         env = tutoring_v0.env(**unit.env_kwargs())
         env.reset(seed=unit.seed)
-        record = finish_record(env, unit, tutor_name, None, [failure])
+        record = episode_record(env, unit, tutor_name, None, [failure])
         record["key"] = unit.key()
         record["judgments"] = []
         return record
