@@ -39,6 +39,7 @@ from rich.text import Text
 
 from envs.config import EpisodeSpec
 from envs.errors import TutorZooError
+from envs.protocols import StopEpisode
 
 EXIT_OK, EXIT_ERROR = 0, 2
 TUTOR_NAME = "human"
@@ -198,8 +199,8 @@ def play_episode(
     """Play one episode with a human tutor reading turns from ``read_line``; return its episode record.
 
     ``read_line(prompt)`` returns one typed line and raises ``EOFError`` at the end of input (``input`` does).
-    The student is seeded by :func:`envs.seeding.derive_seed`, as in :func:`eval.rollout.run_episode`, so the
-    same spec and the same typed turns give the same record, to the byte.
+    The episode is played by the rollout engine (:func:`envs.engine.play`), seeded as every entry point seeds
+    it, so the same spec and the same typed turns give the same record as the harness, to the byte.
 
     Example::
 
@@ -208,55 +209,57 @@ def play_episode(
         record["ended_by"]  # 'end_marker'
     """
     from agents.student import SimulatedStudent
-    from envs import tutoring_v0
-    from envs.seeding import derive_seed
+    from envs.engine import play
 
     screen = _Screen(console if console is not None else Console(highlight=False))
-    env = tutoring_v0.env(**spec.env_kwargs())
-    env.reset(seed=spec.seed)
     student = student if student is not None else SimulatedStudent(spec.persona)  # or an LLM student (--student)
-    student.reset(seed=derive_seed(spec.seed, "student"))
-    raw = env.unwrapped
-    shown = 0  # transcript entries already on screen
-    intro_done = pretest_done = False
-    for agent in env.agent_iter():
-        obs, _reward, term, trunc, info = env.last()
-        if term or trunc:
-            env.step(None)
-            continue
-        if agent == "student":
-            env.step(student.act(obs, info))
-            continue
-        if not intro_done:
-            screen.intro(spec, info)
-            intro_done = True
-        if not pretest_done and info["phase"] != "pretest":
-            screen.pretest(info["pretest"])
-            pretest_done = True
-        for turn in raw.transcript[shown:]:
+    human = _HumanTutor(spec, read_line, screen)
+    [record] = play([spec], human, lambda _persona: student, tutor_name=TUTOR_NAME, observer=human, strict=True)
+    screen.outcome(record, human.stems)
+    return record
+
+
+class _HumanTutor:
+    """The human's seat: reads each turn at the prompt, and keeps the screen in step with the episode (an
+    :class:`envs.engine.Observer`: the intro, the pre-test, each student turn, each turn's annotation)."""
+
+    name = TUTOR_NAME
+
+    def __init__(self, spec: EpisodeSpec, read_line: Callable[[str], str], screen: _Screen) -> None:
+        self.spec = spec
+        self.read_line = read_line
+        self.screen = screen
+        self.shown = 0  # transcript entries already on screen
+        self.intro_done = self.pretest_done = False
+        self.stems: dict[str, str] = {}
+
+    def reset(self, seed: int | None = None) -> None:
+        """A human needs no seed."""
+
+    def before_tutor(self, episode: Any, observation: dict, info: dict) -> None:
+        raw = episode.env.unwrapped
+        if not self.intro_done:
+            self.stems = {it.id: it.stem for it in raw.task.pretest + raw.task.posttest}
+            self.screen.intro(self.spec, info)
+            self.intro_done = True
+        if not self.pretest_done and info["phase"] != "pretest":
+            self.screen.pretest(info["pretest"])
+            self.pretest_done = True
+        for turn in raw.transcript[self.shown:]:
             if turn["speaker"] == "student":
-                screen.student(turn)
-        shown = len(raw.transcript)
-        if info["observe_only"]:
-            env.step("")
-            continue
-        text = _read_turn(read_line, screen, info)
-        if text is None:
-            break
-        env.step(text)
-        screen.annotation(raw.transcript[-1], info["max_turns"])
-        shown = len(raw.transcript)
-    record = raw.episode_record()
-    stems = {it.id: it.stem for it in raw.task.pretest + raw.task.posttest}
-    env.close()
-    screen.outcome(record, stems)
-    return {
-        "spec": spec.model_dump(),
-        "tutor": TUTOR_NAME,
-        "student": getattr(student, "name", f"simulated:{spec.persona}"),
-        **record,
-        "failures": [],
-    }
+                self.screen.student(turn)
+        self.shown = len(raw.transcript)
+
+    def act(self, observation: dict, info: dict) -> str:
+        text = _read_turn(self.read_line, self.screen, info)
+        if text is None:  # /quit, end of input, Ctrl-C: the episode is recorded as it stands
+            raise StopEpisode
+        return text
+
+    def after_tutor(self, episode: Any, info: dict) -> None:
+        transcript = episode.env.unwrapped.transcript
+        self.screen.annotation(transcript[-1], info["max_turns"])
+        self.shown = len(transcript)
 
 
 def _parser() -> argparse.ArgumentParser:
