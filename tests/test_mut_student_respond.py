@@ -177,6 +177,19 @@ def test_a_repeated_move_decays_to_half_and_wears_engagement(repeats: int, weigh
         bkt(lk, 0.85 * (1 - 0.8 * lk), weight, 0.2 + 0.8 * (e - cost)), abs=1e-12)
 
 
+def test_an_act_taken_at_its_labels_is_one_true_statement() -> None:
+    # so the same move read from a turn with one true statement is its repeat, and one with two is not
+    state = student()
+    respond(state, act(kc=MIX), NOTHING_HAPPENS)
+    lk = state.mastery[MIX]
+    respond(state, said(Claim(MIX, "true")), NOTHING_HAPPENS)
+    assert state.mastery[MIX] == pytest.approx(bkt(lk, 0.85 * (1 - 0.8 * lk), 0.85, 0.2 + 0.8 * 0.99), abs=1e-12)
+    other = student()
+    respond(other, act(kc=MIX), NOTHING_HAPPENS)
+    respond(other, said(Claim(MIX, "true"), Claim(MIX, "true")), NOTHING_HAPPENS)
+    assert other.mastery[MIX] == pytest.approx(bkt(lk, 0.85 * (1 - 0.8 * lk), 1.6), abs=1e-12)
+
+
 def test_monotony_never_takes_engagement_below_002() -> None:
     state = student(engagement=0.03)
     for _ in range(3):
@@ -224,6 +237,13 @@ def test_a_success_caps_engagement_at_one() -> None:
     respond(state, question(), Draws(0.999, 0.0))
     assert state.engagement == 1.0
     assert state.mastery[EQ] == pytest.approx(bkt(0.5, 2.0), abs=1e-12)
+
+
+def test_a_scaffold_lowers_the_demand_by_one() -> None:
+    # a hint at L2 (demand 1 -> 0) to a student at Bloom 2: two below, so bored (0.15 max(0.5, 2/5)) and z 0.3
+    state = student(bloom=2)
+    respond(state, question("hint"), NOTHING_HAPPENS)
+    assert state.mastery[EQ] == pytest.approx(bkt(0.5, 0.5, 0.3, 0.2 + 0.8 * (1 - 0.15 * 0.5)), abs=1e-12)
 
 
 @pytest.mark.parametrize(("tutor", "kc", "expected"), [
