@@ -2,8 +2,10 @@
 
 Prints turns/s of PettingZoo's ``tictactoe_v3`` played at random (legal moves) and of the tutoring env in
 ``act`` mode (random dialogue acts) and ``text`` mode (tutor utterances drawn from a pool the built-in random
-tutor wrote beforehand, so the tutor's own cost is not measured), all in this process, and the ratios.
-Goals: act >= 0.5x tictactoe, text >= 0.25x. A "turn" is one ``env.step`` of a live agent.
+tutor wrote beforehand, so the tutor's own cost is not measured), all in this process, and the ratios. The
+tutoring episodes are played by the rollout engine (:func:`envs.engine.play`, an env per episode, as every entry
+point plays them); tictactoe's loop is PettingZoo's reference, not ours. Goals: act >= 0.5x tictactoe, text >=
+0.25x. A "turn" is one ``env.step`` of a live agent.
 
     python benchmarks/env_speed.py [--seconds 1.5] [--rounds 5]
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from typing import Any
 
 import numpy as np
 from pettingzoo.classic import tictactoe_v3
@@ -20,7 +23,8 @@ from pettingzoo.classic import tictactoe_v3
 from agents.student import SimulatedStudent
 from agents.tutor import make_tutor
 from envs import tutoring_v0
-from envs.seeding import derive_seed
+from envs.config import EpisodeSpec
+from envs.engine import play
 
 PERSONAS = ("all_round_partly_wrong", "weak_knowledge_asks_for_hint", "low_motivation_correct_and_extends")
 
@@ -43,54 +47,83 @@ def tictactoe(seconds: float, first_seed: int = 0) -> float:
     return turns / (time.perf_counter() - start)
 
 
+class _PoolTutor:
+    """Says utterances drawn from a pool (the tutor's own cost is not measured)."""
+
+    def __init__(self, pool: list[str]) -> None:
+        self.pool = pool
+        self.rng = np.random.default_rng(0)
+
+    def reset(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: dict, info: dict) -> str:
+        return self.pool[int(self.rng.integers(len(self.pool)))]
+
+
+class _RandomActs:
+    """Random dialogue acts from the act-mode action space."""
+
+    def __init__(self) -> None:
+        self.space = tutoring_v0.env(action_mode="act").action_space("tutor")
+
+    def reset(self, seed: int | None = None) -> None:
+        self.space.seed(seed)
+
+    def act(self, observation: dict, info: dict) -> Any:
+        return self.space.sample()
+
+
+class _Said:
+    """The built-in random tutor, keeping what it says."""
+
+    def __init__(self) -> None:
+        self.tutor, self.said = make_tutor("random"), []
+
+    def reset(self, seed: int | None = None) -> None:
+        self.tutor.reset(seed=seed)
+
+    def act(self, observation: dict, info: dict) -> str:
+        action = self.tutor.act(observation, info)
+        if action:
+            self.said.append(action)
+        return action
+
+
+class _Steps:
+    """Counts the env's live steps from the tutor's turns: the agents alternate, the student first and last."""
+
+    def __init__(self) -> None:
+        self.tutor_turns = 0
+
+    def before_tutor(self, episode: Any, observation: dict, info: dict) -> None:
+        self.tutor_turns += 1
+
+    def after_tutor(self, episode: Any, info: dict) -> None:
+        """Counted before the turn."""
+
+
+def _spec(seed: int) -> EpisodeSpec:
+    return EpisodeSpec(persona=PERSONAS[seed % len(PERSONAS)], seed=seed, protocol={"max_turns": 8})
+
+
 def utterance_pool(n_episodes: int = 30) -> list[str]:
-    tutor, pool = make_tutor("random"), []
-    for seed in range(n_episodes):
-        env = tutoring_v0.env(max_turns=8)
-        env.reset(seed=seed)
-        tutor.reset(seed=seed)
-        student = SimulatedStudent(PERSONAS[seed % len(PERSONAS)])
-        student.reset(seed=seed)
-        for agent in env.agent_iter():
-            obs, _, term, trunc, info = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            action = tutor.act(obs, info) if agent == "tutor" else student.act(obs, info)
-            if agent == "tutor" and action:
-                pool.append(action)
-            env.step(action)
-    return pool
+    tutor = _Said()
+    play([_spec(seed) for seed in range(n_episodes)], tutor, SimulatedStudent)
+    return tutor.said
 
 
 def tutoring(mode: str, seconds: float, pool: list[str], first_seed: int = 0) -> float:
-    rng = np.random.default_rng(first_seed)
-    turns, start, episode = 0, time.perf_counter(), first_seed
+    """Turns/s of whole episodes played by the rollout engine (an env per episode, as every entry point plays)."""
     students = {p: SimulatedStudent(p) for p in PERSONAS}
-    env = tutoring_v0.env(action_mode=mode, max_turns=8)  # one env, reset per episode (as tictactoe above)
+    tutor = _RandomActs() if mode == "act" else _PoolTutor(pool)
+    steps, episodes, start, episode = _Steps(), 0, time.perf_counter(), first_seed
     while time.perf_counter() - start < seconds:
-        env.reset(seed=episode)
-        student = students[PERSONAS[episode % len(PERSONAS)]]
-        student.reset(seed=derive_seed(episode, "student"))
-        space = env.action_space("tutor")
-        space.seed(episode)
+        spec = _spec(episode).model_copy(update={"protocol": {"max_turns": 8, "action_mode": mode}})
+        play([spec], tutor, students.__getitem__, observer=steps)
         episode += 1
-        for agent in env.agent_iter():
-            obs, _, term, trunc, info = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            if agent == "student":
-                action = student.act(obs, info)
-            elif info["observe_only"]:
-                action = ""
-            elif mode == "act":
-                action = space.sample()
-            else:
-                action = pool[int(rng.integers(len(pool)))]
-            env.step(action)
-            turns += 1
-    return turns / (time.perf_counter() - start)
+        episodes += 1
+    return (2 * steps.tutor_turns + episodes) / (time.perf_counter() - start)
 
 
 def main() -> None:
