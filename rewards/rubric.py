@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from envs.config import read_yaml_mapping
 from envs.errors import ConfigError
+from envs.records import reward_components
 from envs.resources import config_dir
 from rewards.terms import TERM_PARAMS, Term, make_term, term_entry
 
@@ -153,7 +154,7 @@ class Rubric:
                     out[name] = float(value)
         if self.hard and record.get("ended_by") == "leak":
             # the penalty came with the leak (leak_penalty); cancel everything else so the episode ends at -λ
-            earlier = {k: v for k, v in (record.get("reward_components") or {}).items() if k not in RESERVED}
+            earlier = {k: v for k, v in reward_components(record).items() if k not in RESERVED}
             out["forfeit"] = -(self._weighted(earlier) + self._weighted(out))
         elif self.lam > 0:
             out["pedagogy"] = (pedagogy_ok(record.get("transcript", [])) - 1.0) * self.lam
@@ -191,10 +192,10 @@ class Rubric:
 
     def total(self, record: Mapping) -> float:
         """The weighted reward of a finished episode record from its logged components (as the env credited it)."""
-        return self.weigh(dict(record.get("reward_components") or {}))
+        return self.weigh(reward_components(record))
 
     def _pedagogy_from_record(self, record: Mapping) -> float:
-        logged = (record.get("reward_components") or {}).get("pedagogy")
+        logged = reward_components(record).get("pedagogy")
         if logged is not None:  # the env credited it while the episode played
             return float(logged)
         if self.hard:
@@ -202,12 +203,12 @@ class Rubric:
         return (pedagogy_ok(record.get("transcript", [])) - 1.0) * self.lam
 
     def _forfeit_from_record(self, record: Mapping) -> float:
-        logged = (record.get("reward_components") or {}).get("forfeit")
+        logged = reward_components(record).get("forfeit")
         if logged is not None:
             return float(logged)
         if record.get("ended_by") != "leak":
             return 0.0
-        return -self._weighted({k: v for k, v in (record.get("reward_components") or {}).items()
+        return -self._weighted({k: v for k, v in reward_components(record).items()
                                 if k not in RESERVED})
 
 

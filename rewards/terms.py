@@ -67,9 +67,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from envs import records
 from envs.errors import ConfigError
 from envs.labels import BLOOM_LEVELS
-from envs.records import turn_from_json
+from envs.records import reward_components, turn_from_json
 from envs.tasks import get_task_set
 from envs.tasks.base import Task
 from rewards.gate import ContentGate, addresses_judge
@@ -107,7 +108,7 @@ class Term:
         if episodes is not None:
             record = episodes[i]
             # the env's rubric computed this term while the episode played: read it, never recompute it
-            logged = (record.get("reward_components") or {}).get(self.name)
+            logged = reward_components(record).get(self.name)
             if logged is not None:
                 return float(logged)
             if self.level == "episode":
@@ -132,14 +133,6 @@ def completion_text(completion: Any) -> str:
 
 
 # --- episode terms ---------------------------------------------------------------------------------------
-
-
-def _field(name: str) -> Callable[[Mapping], float | None]:
-    def read(record: Mapping) -> float | None:
-        value = record.get(name)
-        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-    return read
 
 
 def canonical_transcript(transcript: Sequence[Mapping]) -> list[dict]:
@@ -325,13 +318,14 @@ def _gate(params: Mapping[str, Any]) -> dict[str, Any]:
     return {k: params.get(k, v) for k, v in _GATE_PARAMS.items()}
 
 
-def _record_field(name: str, source: str) -> None:
-    register_term(name)(lambda **params: Term(name, "episode", _field(source), params=params))
+def _record_field(name: str, read: Callable[[Mapping], float | None]) -> None:
+    register_term(name)(lambda **params: Term(name, "episode", read, params=params))
 
 
-_record_field("learning_gain", "learning_gain")
-_record_field("posttest_solve", "posttest_score")
-_record_field("learning_gain_same", "learning_gain_same")
+# the record's own numbers, read through its typed accessors (None where the protocol has no such post-test)
+_record_field("learning_gain", records.learning_gain)
+_record_field("posttest_solve", records.posttest_score)
+_record_field("learning_gain_same", records.learning_gain_same)
 
 
 @register_term("mastery_gain", tuple(_GATE_PARAMS))
