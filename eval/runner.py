@@ -300,7 +300,7 @@ def run_suite(
         for note in notes:
             console.print(f"[yellow]{note}[/yellow]")
 
-    progress = _progress(console) if console is not None else None
+    progress = progress_bar(console) if console is not None else None
     fh = path.open("a", encoding="utf-8")
     try:
         bar = None
@@ -344,7 +344,8 @@ def run_suite(
                      elapsed=time.perf_counter() - start, failures=failure_summary(records), notes=notes)
 
 
-def _progress(console: Console) -> Any:
+def progress_bar(console: Console) -> Any:
+    """A transient rich progress bar with a count and ETA (``tutorzoo eval`` and ``rollout``)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
@@ -355,5 +356,6 @@ def _progress(console: Console) -> Any:
 __all__ = [
     "DEFAULT_RECORDS_FILE", "MAX_PLAIN_CHUNK", "RUN_FILE", "Chunk", "Executor", "RunResult", "build_tutor",
     "check_out_dir", "default_workers", "failure_kind", "failure_lines", "failure_summary", "has_hard_failure",
-    "health_warnings", "prepare_output", "read_records", "run_chunk", "run_suite", "tutor_health", "unscored_tutors",
+    "health_warnings", "prepare_output", "progress_bar", "read_records", "run_chunk", "run_suite", "tutor_health",
+    "unscored_tutors",
 ]
