@@ -1,9 +1,10 @@
 """The records TutorZoo writes and reads: a transcript turn, an episode, the tutor's ``info`` (docs/records.md).
 
-Each is a :class:`~typing.TypedDict` built by one constructor in this module. A TypedDict is a plain ``dict``
-at run time, so its JSON form is the dict itself: ``episodes.jsonl`` holds ``json.dumps(record,
-sort_keys=True)`` and a reader gets the same keys back with ``json.loads``. The failure entry of
-``record["failures"]`` is the rollout engine's (``envs.protocols.FailureRecord``), not repeated here.
+Each is a :class:`~typing.TypedDict` built by one constructor in this module (:func:`tutor_turn` /
+:func:`student_turn`, :func:`env_episode_record`, :func:`tutor_info`); the rollout engine
+(``envs.engine.episode_record``) adds the run's fields to the env's record, and its failure entry is
+``envs.protocols.FailureRecord``. A TypedDict is a plain ``dict`` at run time, so its JSON form is the dict
+itself: ``episodes.jsonl`` holds ``json.dumps(record, sort_keys=True)`` and ``json.loads`` gives it back.
 
 **One set of field names.** The SID fields (docs/spec.md §1) are spelled as SID spells them wherever they are
 a dict key: a transcript turn, ``info["last_act"]`` (:meth:`envs.acts.TutorAct.to_dict`) and the readers.
@@ -30,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypedDict
 
 from envs.acts import ACT_FIELD_KEYS, StudentTurn, TutorAct
+from envs.protocols import FailureRecord
 
 SCHEMA_VERSION = 1
 """The episode record layout. Bump it (and document the change in docs/records.md) when a field is renamed,
@@ -115,7 +117,7 @@ class TaskRef(TypedDict):
 
 
 class EnvEpisodeRecord(TypedDict):
-    """The env's part of an episode record (:func:`episode_record`, ``TutoringEnv.episode_record()``)."""
+    """The env's part of an episode record (:func:`env_episode_record`, ``TutoringEnv.episode_record()``)."""
 
     schema_version: int
     task: TaskRef
@@ -145,7 +147,7 @@ class EpisodeRecord(EnvEpisodeRecord, total=False):
     spec: dict[str, Any]
     tutor: str
     student: str
-    failures: list[dict[str, Any]]  # each an envs.protocols.FailureRecord
+    failures: list[FailureRecord]
     key: str
     judgments: list[dict[str, Any]]
     replicate: int
@@ -155,7 +157,7 @@ class EpisodeRecord(EnvEpisodeRecord, total=False):
 ENDED_BY: tuple[str, ...] = ("max_turns", "end_marker", "leak", "truncated", "failure", "unfinished")
 
 
-def episode_record(*, task: TaskRef, config: dict[str, Any], transcript: list[TurnRecord],
+def env_episode_record(*, task: TaskRef, config: dict[str, Any], transcript: list[TurnRecord],
                    pretest: list[dict[str, Any]], posttest: list[dict[str, Any]], outcome: Mapping[str, Any],
                    n_tutor_turns: int, ended_by: str, invalid_turns: dict[str, int], clipped_turns: dict[str, int],
                    privileged_student_state: dict[str, Any]) -> EnvEpisodeRecord:
@@ -273,7 +275,7 @@ def tutor_turns(record: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 __all__ = [
     "ACT_FIELD_KEYS", "ENDED_BY", "LEGACY_TURN_KEYS", "SCHEMA_VERSION", "EnvEpisodeRecord", "EpisodeRecord",
-    "TaskRef", "TurnRecord", "TutorInfo", "episode_record", "failed", "learning_gain", "learning_gain_same",
+    "TaskRef", "TurnRecord", "TutorInfo", "env_episode_record", "failed", "learning_gain", "learning_gain_same",
     "posttest_score", "reward_components", "schema_version", "student_turn", "transcript", "turn_from_json",
     "tutor_info", "tutor_turn", "tutor_turns",
 ]

@@ -21,7 +21,7 @@ from envs.content import ContentReader, with_reading
 from envs.errors import ConfigError
 from envs.grading import Grade, grade, mentions_value
 from envs.labels import COGNITION_STATES, INTENTS, STRATEGIES
-from envs.records import EnvEpisodeRecord, TurnRecord, episode_record, student_turn, tutor_info, tutor_turn
+from envs.records import EnvEpisodeRecord, TurnRecord, env_episode_record, student_turn, tutor_info, tutor_turn
 from envs.reward_api import LearningGain, RewardModel
 from envs.tasks import get_task_set
 from envs.tasks.base import Item, Task
@@ -472,7 +472,7 @@ class TutoringEnv(AECEnv):
             "reward": self._credited,
             **(self.outcome or {}),
         }
-        return episode_record(
+        return env_episode_record(
             task={"id": self.task.id, "title": self.task.title, "disciplines": list(self.task.disciplines)},
             config=self.config.model_dump(exclude={"render_mode"}),
             transcript=[TurnRecord(**t) for t in self.transcript] if copy else self.transcript,
