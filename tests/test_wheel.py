@@ -117,6 +117,7 @@ def test_wheel_ships_every_config_file(installed: dict) -> None:
     assert expected - names == set()
     assert "train/templates/smollm2.jinja" in names
     assert {"eval/assets/report.css", "eval/assets/report.js"} <= names  # report.html's stylesheet and script
+    assert {f"envs/prompts/{name}.txt" for name in ("tutor_system", "student_system", "test_answer_format")} <= names
 
 
 def test_installed_package_loads_every_config(installed: dict) -> None:
