@@ -225,7 +225,7 @@ def test_an_impossible_pad_choice_names_the_fix(tmp_path: Path) -> None:
 
 
 def test_grpo_picks_token_tracking_only_for_prefix_stable_templates(family: tuple[str, object]) -> None:
-    from train.grpo import prefix_stable
+    from train.grpo_rollout import prefix_stable
 
     name, tok = family
     assert prefix_stable(ChatRenderer(tok)) == (name not in ("qwen3", "phi3", "phi3_5"))

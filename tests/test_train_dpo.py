@@ -16,18 +16,8 @@ from envs.errors import ConfigError
 from eval.rollout import run_episode
 from rewards import load_rubric
 from train.common import CONFIG_DIR, load_recipe_config
-from train.dpo import (
-    POLICY,
-    Candidate,
-    Config,
-    PairSettings,
-    Scored,
-    build_pairs,
-    collect_states,
-    fit_prompt,
-    rank,
-    replay,
-)
+from train.dpo import Config, fit_prompt
+from train.dpo_pairs import POLICY, Candidate, PairSettings, Scored, build_pairs, collect_states, rank, replay
 
 SPECS = [
     EpisodeSpec(task_set="math", task_id="fraction_addition", persona="weak_knowledge_partly_wrong", seed=3,

@@ -13,17 +13,8 @@ import pytest
 
 from envs.errors import ConfigError
 from train.common import CONFIG_DIR, load_recipe_config
-from train.grpo import (
-    SPEC_PREFIX,
-    Config,
-    EpisodeRollout,
-    SpecSelection,
-    parse_spec_prompt,
-    resolve_start,
-    reward_curve,
-    reward_functions,
-    spec_prompt,
-)
+from train.grpo import Config, SpecSelection, resolve_start, reward_curve, reward_functions
+from train.grpo_rollout import SPEC_PREFIX, EpisodeRollout, parse_spec_prompt, spec_prompt
 
 GROUP = 4
 MAX_TURNS = 2
