@@ -527,7 +527,7 @@ def test_no_repair(status: str, tutor: TutorAct) -> None:
 def test_an_off_topic_turn_costs_008_engagement() -> None:
     state = student(engagement=0.5)
     plan = respond(state, act(kc=None), NOTHING_HAPPENS)
-    assert (plan.kind, plan.cognition_state, plan.kc) == ("off_topic", "vague_understanding", None)
+    assert (plan.kind, plan.cognition_state, plan.kc, plan.bloom) == ("off_topic", "vague_understanding", None, 0)
     assert state.engagement == pytest.approx(0.42, abs=1e-12)
     low = student(engagement=0.05)
     respond(low, act(kc="not_a_component"), NOTHING_HAPPENS)
@@ -563,11 +563,12 @@ def test_an_irrelevant_turn(engagement: float, distractibility: float, p: float)
     kinds = []
     for draw in ((p - EPS, p + EPS) if p > 0 else (p,)):
         state = student(engagement=engagement, distractibility=distractibility)
-        kinds.append(respond(state, act(), Draws(draw)).kind)
-    under_kind = "irrelevant" if p > 0 else "paraphrase"
+        plan = respond(state, act(), Draws(draw))
+        kinds.append((plan.kind, plan.cognition_state, plan.bloom))
+    under_kind = ("irrelevant", "irrelevant", 0) if p > 0 else ("paraphrase", "vague_understanding", 1)
     assert kinds[0] == under_kind
     if p > 0:
-        assert kinds[1] == "paraphrase"
+        assert kinds[1] == ("paraphrase", "vague_understanding", 1)
 
 
 def test_encouragement_lifts_engagement_and_calms() -> None:
