@@ -33,7 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -150,6 +150,18 @@ def cmd_judge(args: argparse.Namespace, console: Console) -> int:
     return judge_main(args.rest)
 
 
+# Subcommands with a parser of their own: everything after the name is theirs (``--help`` included, which an
+# argparse REMAINDER would not pass on when it comes first). Name -> (help in ``tutorzoo --help``, command).
+PASSTHROUGH: dict[str, tuple[str, Callable[[argparse.Namespace, Console], int]]] = {
+    "score": ("compute every metric a file supports: episodes.jsonl, SID dialogues, chats, MathDial, MRBench, "
+              "EducationQ logs", cmd_score),
+    "play": ("sit in the tutor's seat at the terminal against a simulated student", cmd_play),
+    "agreement": ("annotator accuracy and Cohen's kappa per field against the gold set", cmd_agreement),
+    "train": ("train a tutor: corpus, sft, grpo, dpo or ppo (tutorzoo train RECIPE --config F)", cmd_train),
+    "judge": ("LLM judges: list rubrics, calibrate a judge against labelled examples", cmd_judge),
+}
+
+
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for --tutor openai:<model>")
     p.add_argument("--tutor-arg", action="append", metavar="[TUTOR:]KEY=VALUE",
@@ -242,31 +254,10 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("--no-html", action="store_true", help="skip report.html")
     rp.set_defaults(func=cmd_report)
 
-    s = sub.add_parser("score", help="compute every metric a file supports: episodes.jsonl, SID dialogues, chats, "
-                       "MathDial, MRBench, EducationQ logs",
-                       add_help=False)
-    s.add_argument("rest", nargs=argparse.REMAINDER)
-    s.set_defaults(func=cmd_score)
-
-    pl = sub.add_parser("play", help="sit in the tutor's seat at the terminal against a simulated student",
-                        add_help=False)
-    pl.add_argument("rest", nargs=argparse.REMAINDER)
-    pl.set_defaults(func=cmd_play)
-
-    a = sub.add_parser("agreement", help="annotator accuracy and Cohen's kappa per field against the gold set",
-                       add_help=False)
-    a.add_argument("rest", nargs=argparse.REMAINDER)
-    a.set_defaults(func=cmd_agreement)
-
-    t = sub.add_parser("train", help="train a tutor: corpus, sft, grpo, dpo or ppo (tutorzoo train RECIPE --config F)",
-                       add_help=False)
-    t.add_argument("rest", nargs=argparse.REMAINDER)
-    t.set_defaults(func=cmd_train)
-
-    j = sub.add_parser("judge", help="LLM judges: list rubrics, calibrate a judge against labelled examples",
-                       add_help=False)
-    j.add_argument("rest", nargs=argparse.REMAINDER)
-    j.set_defaults(func=cmd_judge)
+    for name, (help_text, func) in PASSTHROUGH.items():  # the parsing is theirs: the rest of the line goes on
+        own = sub.add_parser(name, help=help_text, add_help=False)
+        own.add_argument("rest", nargs=argparse.REMAINDER)
+        own.set_defaults(func=func)
 
     ls = sub.add_parser("list", help="list tutors, personas, tasks, task sets or suites")
     ls.add_argument("what", choices=["tutors", "personas", "tasks", "task-sets", "suites"])
@@ -274,11 +265,6 @@ def parser() -> argparse.ArgumentParser:
     ls.add_argument("--task-path", default=None)
     ls.set_defaults(func=cmd_list)
     return p
-
-
-# Subcommands with a parser of their own: everything after the name is theirs (``--help`` included, which an
-# argparse REMAINDER would not pass on when it comes first).
-PASSTHROUGH = ("score", "play", "agreement", "train", "judge")
 
 
 def _cwd_importable() -> None:
@@ -298,8 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _cwd_importable()
     if argv and argv[0] in PASSTHROUGH:
         args = argparse.Namespace(command=argv[0], rest=argv[1:])
-        args.func = {"score": cmd_score, "play": cmd_play, "agreement": cmd_agreement, "train": cmd_train,
-                     "judge": cmd_judge}[argv[0]]
+        args.func = PASSTHROUGH[argv[0]][1]
     else:
         args = parser().parse_args(argv)
     args.argv = given
