@@ -149,3 +149,29 @@ def test_a_suppressed_misconception_relapses_before_the_posttest(status: str, dr
     state.status["add_across"] = status
     begin_posttest(state, Draws(draw))
     assert state.status["add_across"] == after
+
+
+def _active(state) -> None:
+    state.status["add_across"] = "active"
+
+
+# (name, student(...) arguments, setup, draws with the one under test equal to its probability, how it answers)
+AT_BOUNDARY = [
+    ("recall_09", {"mastery": {ADD: 0.0}, "guess": 0.0}, lambda s: s.memorised.update(pre_add=1), (0.9,), "guess"),
+    ("fires_08_at_l0", {"mastery": {ADD: 0.0}, "guess": 0.0}, _active, (0.8,), "guess"),
+    ("knows_with_item_mastery", {"guess": 0.0}, lambda s: None, (0.4,), "guess"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "setup", "draws", "how"), [pytest.param(*c[1:], id=c[0])
+                                                                   for c in AT_BOUNDARY])
+def test_a_draw_equal_to_the_probability_does_not_make_the_event(overrides, setup, draws, how) -> None:
+    state = student(**overrides)
+    setup(state)
+    assert answer_item(state, PRE_ADD, Draws(*draws)).how == how
+
+
+def test_a_slip_picks_a_known_wrong_answer_with_probability_half() -> None:
+    state = student(mastery={ADD: 1.0}, slip=0.2)
+    assert answer_item(state, PRE_ADD, Draws(0.0, 0.5, 0.0, 0.5)).answer == "6/6"  # 0.5: not under 0.5
+    assert answer_item(state, PRE_ADD, Draws(0.0, 0.5, 0.0, 0.5 - EPS)).answer == "2/5"

@@ -629,3 +629,84 @@ def test_a_fixed_numpy_generator_gives_the_same_step() -> None:
     a, b = student(), student()
     plans = [respond(s, question(kc=ADD), np.random.default_rng(7)) for s in (a, b)]
     assert plans[0] == plans[1] and a.mastery == b.mastery
+
+
+# ------------------------------------------------------------------ a draw equal to the probability: no event
+def _held(status: str, voiced: bool = False, shown: bool = False):
+    def setup(state: StudentState) -> None:
+        state.status["add_across"] = status
+        if voiced or shown:
+            state.voiced.add("add_across")
+        if shown:
+            state.last_shown = "add_across"
+    return setup
+
+
+def _none(state: StudentState) -> None:
+    return None
+
+
+# (name, student(...) arguments, setup, act, draws: the one under test equals its probability, what must hold)
+# numpy's random() is in [0, 1): P(draw < p) = p, so a draw of exactly p must not make the event happen
+AT_BOUNDARY = [
+    ("memorise_095", {}, _none, act(kc=ADD, reveals_answer=True, revealed_items=("pre_add",)), (0.999, 0.95),
+     lambda s, plan: s.memorised == {}),
+    ("memorise_in_a_question_095", {}, _none, question(kc=ADD, reveals_answer=True, revealed_items=("pre_add",)),
+     (0.999, 0.95), lambda s, plan: s.memorised == {}),
+    ("irrelevant_distractibility", {"engagement": 0.9, "distractibility": 0.4}, _none, act(),
+     (0.8 * 0.0 + 0.25 * 0.4,), lambda s, plan: plan.kind == "paraphrase"),
+    ("success", {"anxiety": 0.2, "misread_rate": 0.05}, _none, question(),
+     (0.999, (0.5 * (1.0 - (0.1 + 0.15 * 0.2)) + (1.0 - 0.5) * 0.1) * ((1.0 - 0.05) * 1.0)),
+     lambda s, plan: plan.kind == "wrong"),
+    ("curiosity", {"bloom": 2, "curiosity": 0.4}, _none, question(level="L3"), (0.999, 0.0, 0.4),
+     lambda s, plan: (plan.kind, s.bloom) == ("correct", 3)),
+    ("asks_for_a_hint", {"help_seeking": 0.6, "metacognition": 0.5}, _none, question(),
+     (0.999, 0.999, 0.6 * (0.5 + 0.5 * 0.5), 0.999), lambda s, plan: plan.kind == "wrong"),
+    ("knows_it_is_stuck", {"metacognition": 0.5}, _none, question(), (0.999, 0.999, 0.999, 0.5),
+     lambda s, plan: plan.kind == "wrong"),
+    ("above_label", {}, _none, question(level="L3"), (0.999, 0.999, 0.999, 0.5),
+     lambda s, plan: plan.cognition_state == "vague_understanding"),
+    ("paraphrase_label", {}, _none, act(), (0.999, 0.5), lambda s, plan: plan.cognition_state == "vague_understanding"),
+    ("fire_in_explanation_04", {"mastery": {ADD: 0.0}}, _held("active"), act(kc=ADD), (0.999, 0.4),
+     lambda s, plan: plan.kind == "paraphrase"),
+    ("fire_in_question_075", {"mastery": {ADD: 0.0}}, _held("active"), question(kc=ADD), (0.999, 0.75),
+     lambda s, plan: plan.kind == "wrong"),
+    ("fire_suppressed_005", {}, _held("suppressed"), act(kc=ADD), (0.999, 0.05),
+     lambda s, plan: plan.kind == "paraphrase"),
+    ("repair_voiced_named_085", {}, _held("active", shown=True),
+     act(strategy="analogy", kc=ADD, addresses_misconception="add_across"), (0.999, 0.85),
+     lambda s, plan: s.status["add_across"] == "active"),
+    ("repair_unvoiced_03", {}, _held("active"), act(strategy="analogy", kc=ADD), (0.999, 0.3),
+     lambda s, plan: s.status["add_across"] == "active"),
+    ("read_repair_blind_015", {}, _held("active"), said(Claim(ADD, "true", refutes=("add_across",))), (0.999, 0.15),
+     lambda s, plan: s.status["add_across"] == "active"),
+    ("read_repair_earlier_03", {}, _held("active", voiced=True), said(Claim(ADD, "true", refutes=("add_across",))),
+     (0.999, 0.3), lambda s, plan: s.status["add_across"] == "active"),
+    ("read_repair_right_after_085", {}, _held("active", shown=True),
+     said(Claim(ADD, "true", refutes=("add_across",))), (0.999, 0.85),
+     lambda s, plan: s.status["add_across"] == "active"),
+    ("suppress_voiced_09", {}, _held("active", voiced=True), act(strategy="corrective_feedback", kc=ADD),
+     (0.999, 0.9), lambda s, plan: s.status["add_across"] == "active"),
+    ("suppress_unvoiced_07", {}, _held("active"), act(strategy="corrective_feedback", kc=ADD), (0.999, 0.7),
+     lambda s, plan: s.status["add_across"] == "active"),
+    ("adopt_a_stated_rule_06", {"mastery": {ADD: 0.0}}, _none,
+     said(Claim(ADD, "false", affirms="add_across"), strategy="encourage"), (0.6,),
+     lambda s, plan: "add_across" not in s.status),
+]
+
+
+@pytest.mark.parametrize(("overrides", "setup", "tutor", "draws", "holds"),
+                         [pytest.param(*c[1:], id=c[0]) for c in AT_BOUNDARY])
+def test_a_draw_equal_to_the_probability_does_not_make_the_event(overrides, setup, tutor, draws, holds) -> None:
+    state = student(**overrides)
+    setup(state)
+    plan = respond(state, tutor, Draws(*draws))
+    assert holds(state, plan)
+    # and just under it, it does
+    twin = student(**overrides)
+    setup(twin)
+    under = list(draws)
+    k = max(i for i, d in enumerate(draws) if d not in (0.999, 0.0)) if any(
+        d not in (0.999, 0.0) for d in draws) else 0
+    under[k] = draws[k] - EPS
+    assert not holds(twin, respond(twin, tutor, Draws(*under)))
