@@ -129,9 +129,10 @@ def build_family_tokenizer(name: str, vocab_size: int = 800, corpus_episodes: in
 def build_family_model(name: str, out_dir: str | Path, seed: int = 0, vocab_size: int = 800,
                        corpus_episodes: int = 3) -> Path:
     """Save a tiny random model of family ``name`` (tokenizer, config, weights, generation config) to ``out_dir``."""
-    import torch
     import transformers
     from transformers import AutoModelForCausalLM, GenerationConfig
+
+    from train.tiny_model import save_seeded_model
 
     if name not in FAMILIES:
         raise ValueError(f"unknown family {name!r}; known: {sorted(FAMILIES)}")
@@ -141,17 +142,9 @@ def build_family_model(name: str, out_dir: str | Path, seed: int = 0, vocab_size
     config = getattr(transformers, fam.config)(
         vocab_size=len(tokenizer) + fam.spare_rows, **DIMS, **fam.config_kwargs, tie_word_embeddings=False,
         bos_token_id=ids.get(fam.bos), eos_token_id=ids[fam.eos], pad_token_id=ids.get(fam.pad))
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = AutoModelForCausalLM.from_config(config)
     stop = [ids[fam.eos], *(tokenizer.convert_tokens_to_ids(t) for t in fam.stop)]
-    model.generation_config = GenerationConfig(bos_token_id=ids.get(fam.bos), eos_token_id=stop,
-                                               pad_token_id=ids.get(fam.pad))
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    return out
+    generation = GenerationConfig(bos_token_id=ids.get(fam.bos), eos_token_id=stop, pad_token_id=ids.get(fam.pad))
+    return save_seeded_model(lambda: AutoModelForCausalLM.from_config(config), seed, generation, tokenizer, out_dir)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -17,8 +17,9 @@ Example::
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerFast
@@ -118,7 +119,6 @@ def build_tiny_model(out_dir: str | Path, seed: int = 0, vocab_size: int = 2000,
     Deterministic: the same arguments give the same files, byte for byte. ``corpus_episodes`` rollouts feed
     the tokenizer (fewer build faster, for tests); ``size`` is a key of :data:`SIZES`.
     """
-    import torch
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
     if vocab_size < 300:
@@ -140,14 +140,23 @@ def build_tiny_model(out_dir: str | Path, seed: int = 0, vocab_size: int = 2000,
         pad_token_id=tokenizer.pad_token_id,
         tie_word_embeddings=False,
     )
+    generation = GenerationConfig(bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                                  pad_token_id=tokenizer.pad_token_id)
+    return save_seeded_model(lambda: LlamaForCausalLM(config), seed, generation, tokenizer, out)
+
+
+def save_seeded_model(build: Callable[[], Any], seed: int, generation: Any, tokenizer: Any,
+                      out_dir: str | Path) -> Path:
+    """``build()`` a model with its weights drawn from ``seed``, give it ``generation`` (a GenerationConfig) and
+    save it with ``tokenizer`` to ``out_dir``; returns the path. Shared by :mod:`train.tiny_families`."""
+    import torch
+
     # fork_rng: the init draws from torch's global generator; the caller's random state is left as it was
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = LlamaForCausalLM(config)
-    model.generation_config = GenerationConfig(
-        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
+        model = build()
+    model.generation_config = generation
+    out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
