@@ -161,6 +161,12 @@ SKIPS: tuple[Skip, ...] = (
     Skip("envs/tutoring.py", "TutoringEnv._finish", "self.episode_record(copy=False)", "bool", "False", "True",
          "copy=False only saves copying: the reward model reads the env's own lists instead of equal copies, so "
          "only a reward model that wrote into the record could tell (RewardModel.episode reads it)"),
+    Skip("agents/student/model.py", "respond", "e = min(1.0, max(0.02, e))", "number", "1.0", "1.1",
+         "unreachable cap: engagement starts at most 1 (Persona.engagement <= 1), decay is >= 0, encouragement moves "
+         "e toward 1 and a success caps it at 1, so e never exceeds 1 here"),
+    Skip("agents/student/model.py", "respond", 'w, mode = 0.0, "question"', "number", "0.0", "0.1",
+         "a placeholder: every question branch (a misconception fired, a success, a failure) sets w before it is "
+         "used, and the scaling in between only scales the placeholder"),
     Skip("agents/student/model.py", "respond", "n_true = reading.true_statements(kc) if kc is not None else 0",
          "number", "0", "1", "the count for a turn on no component: respond returns the off-topic plan before "
          "n_true is read"),
@@ -180,6 +186,7 @@ class ModuleReport:
     results: list[Result] = field(default_factory=list)
     baseline_seconds: float = 0.0
     baseline_error: str = ""
+    tally: dict[str, int] = field(default_factory=lambda: {"killed": 0, "timeout": 0, "survived": 0})
 
     @property
     def killed(self) -> int:
@@ -338,6 +345,24 @@ _PRELOAD = ("numpy", "pydantic", "yaml", "rich", "gymnasium", "pettingzoo", "pyt
             "platformdirs", "platformdirs.pytest_plugin", "readline")
 
 
+_RUNNING: list[_Worker] = []  # the live workers, stopped with the run (see _stop)
+_SCRATCH: list[str] = []  # the scratch directory of the run
+
+
+def _stop(*_: object) -> None:
+    """SIGTERM: stop the workers (each kills its running mutant's process group), remove the scratch copies."""
+    for worker in _RUNNING:
+        worker.proc.terminate()
+    for worker in _RUNNING:
+        try:
+            worker.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            worker.proc.kill()
+    for tmp in _SCRATCH:
+        shutil.rmtree(tmp, ignore_errors=True)
+    os._exit(143)
+
+
 class _Worker:
     """A process that has imported pytest and the heavy third-party modules (never the project's own) and
     forks a child per mutant, so a mutant pays for importing the project and running its tests only."""
@@ -345,11 +370,12 @@ class _Worker:
     def __init__(self, copy: Path) -> None:
         self.copy = copy
         env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+        _RUNNING.append(self)
         self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve", str(copy)],
                                      cwd=copy, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def run(self, tests: tuple[str, ...], timeout: float, select: list[str] | None = None,
-            trace: str | None = None, trace_out: str | None = None) -> tuple[str, float]:
+            trace: list[str] | None = None, trace_out: str | None = None) -> tuple[str, float]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         request = {"tests": list(tests), "timeout": timeout, "select": select, "trace": trace, "trace_out": trace_out}
         self.proc.stdin.write(json.dumps(request) + "\n")
@@ -364,19 +390,23 @@ class _Worker:
 
 
 class _Trace:
-    """A pytest plugin recording, per test, which functions of one source file it called (setup included)."""
+    """A pytest plugin recording, per test, which functions of the given source files it called (setup
+    included), as ``path::qualname``: one traced run serves every module that shares the same test files."""
 
-    def __init__(self, filename: str, out: str) -> None:
-        self.filename, self.out = os.path.realpath(filename), out
+    def __init__(self, copy: str, paths: list[str], out: str) -> None:
+        self.files = {os.path.realpath(os.path.join(copy, p)): p for p in paths}
+        self.out = out
         self.called: dict[str, set[str]] = {}
         self.order: list[str] = []
 
     def _profile(self, called: set[str]) -> Callable[..., None]:
-        filename = self.filename
+        files = self.files
 
         def profile(frame: Any, event: str, arg: Any) -> None:
-            if event == "call" and frame.f_code.co_filename == filename:
-                called.add(frame.f_code.co_qualname.replace(".<locals>", ""))
+            if event == "call":
+                path = files.get(frame.f_code.co_filename)
+                if path is not None:
+                    called.add(path + "::" + frame.f_code.co_qualname.replace(".<locals>", ""))
 
         return profile
 
@@ -388,7 +418,7 @@ class _Trace:
         that reads a cached result would not count as calling the function (and would not be selected)."""
         for module in list(sys.modules.values()):
             path = getattr(module, "__file__", None)
-            if path is None or os.path.realpath(path) != self.filename:
+            if path is None or os.path.realpath(path) not in self.files:
                 continue
             for value in vars(module).values():
                 for obj in (value, *vars(value).values()) if isinstance(value, type) else (value,):
@@ -434,10 +464,22 @@ def _serve(copy: str) -> int:
         except ImportError:
             pass
     out = sys.stdout
+    current = [0]  # the running mutant's pid (its process group): killed with the worker
+
+    def stop(*_: object) -> None:
+        if current[0]:
+            try:
+                os.killpg(current[0], signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        os._exit(143)
+
+    signal.signal(signal.SIGTERM, stop)
     for line in sys.stdin:
         request = json.loads(line)
         start = time.monotonic()
         pid = os.fork()
+        current[0] = pid
         if pid == 0:  # the child: its own process group, so a timeout kills what the tests started too
             os.setpgid(0, 0)
             devnull = os.open(os.devnull, os.O_WRONLY)
@@ -447,7 +489,7 @@ def _serve(copy: str) -> int:
 
             plugins: list[object] = []
             if request.get("trace"):
-                plugins.append(_Trace(os.path.join(copy, request["trace"]), request["trace_out"]))
+                plugins.append(_Trace(copy, request["trace"], request["trace_out"]))
             if request.get("select") is not None:
                 plugins.append(_Select(request["select"]))
             args = ["-x", "-q", "-p", "no:cacheprovider", "-m", "not slow", *request["tests"]]
@@ -484,6 +526,7 @@ def _tests_for(site: Site, functions: set[str], traced: dict[str, Any]) -> list[
 def run(targets: list[Target], jobs: int) -> list[ModuleReport]:
     lock = threading.Lock()
     with tempfile.TemporaryDirectory(prefix="tutorzoo-mutation-") as tmp:
+        _SCRATCH.append(tmp)
         workers: list[_Worker] = []
         for j in range(jobs):
             copy = Path(tmp) / f"w{j}"
@@ -492,14 +535,36 @@ def run(targets: list[Target], jobs: int) -> list[ModuleReport]:
         idle = list(workers)
         try:
             reports = [ModuleReport(t) for t in targets]
+            for report in reports:
+                t = report.target
+                report.target = Target(t.path, tuple(p for p in t.tests if (ROOT / p.split("::")[0]).is_file()),
+                                       t.functions)
+            # the unmutated tests, traced: they must pass, and they say which test calls which function; one run
+            # per set of test files (modules sharing their tests share the run), two at a time
+            groups: dict[tuple[str, ...], list[ModuleReport]] = {}
+            for report in reports:
+                groups.setdefault(report.target.tests, []).append(report)
+
+            def baseline(k: int, tests: tuple[str, ...]) -> tuple[str, float, dict[str, Any]]:
+                with lock:
+                    worker = idle.pop()
+                trace_out = Path(tmp) / f"trace{k}.json"
+                try:
+                    status, seconds = worker.run(tests, timeout=1800, trace=[r.target.path for r in groups[tests]],
+                                                 trace_out=str(trace_out))
+                finally:
+                    with lock:
+                        idle.append(worker)
+                traced = json.loads(trace_out.read_text(encoding="utf-8")) if status == "survived" else {}
+                return status, seconds, traced
+
+            with ThreadPoolExecutor(max_workers=jobs) as ex:
+                baselines = dict(zip(groups, ex.map(baseline, range(len(groups)), groups), strict=True))
             work: list[tuple[ModuleReport, Site, str, float, list[str] | None]] = []
             for report in reports:
                 t = report.target
-                tests = tuple(p for p in t.tests if (ROOT / p.split("::")[0]).is_file())
-                report.target = Target(t.path, tests, t.functions)
-                # the unmutated tests, traced: they must pass, and they say which test calls which function
-                trace_out = Path(tmp) / "trace.json"
-                status, seconds = workers[0].run(tests, timeout=1800, trace=t.path, trace_out=str(trace_out))
+                tests = t.tests
+                status, seconds, traced_all = baselines[tests]
                 report.baseline_seconds = seconds  # slower than a plain run (the tracing): a generous timeout
                 if status != "survived":
                     report.baseline_error = f"the unmutated tests fail ({status}): {' '.join(tests)}"
@@ -508,7 +573,10 @@ def run(targets: list[Target], jobs: int) -> list[ModuleReport]:
                 # the scratch copy's source, not the work tree's: a module edited by someone else during the run
                 # is mutated as it was when the tests were traced
                 source = (workers[0].copy / t.path).read_text(encoding="utf-8")
-                traced = json.loads(trace_out.read_text(encoding="utf-8"))
+                prefix = t.path + "::"
+                traced = {"order": traced_all["order"], "called": {
+                    test: [q[len(prefix):] for q in called if q.startswith(prefix)]
+                    for test, called in traced_all["called"].items()}}
                 functions = function_scopes(source)
                 for site in _selected(t, sites(source)):
                     if any(skip.matches(t.path, site) for skip in SKIPS):
@@ -518,6 +586,7 @@ def run(targets: list[Target], jobs: int) -> list[ModuleReport]:
                     work.append((report, site, source, 1.5 * seconds + 10, select))
             print(f"{len(work)} mutants", flush=True)
             done = [0]
+            left = {id(r): sum(1 for w in work if w[0] is r) for r in reports}
             start = time.monotonic()
 
             def one(item: tuple[ModuleReport, Site, str, float, list[str] | None]) -> Result:
@@ -541,10 +610,21 @@ def run(targets: list[Target], jobs: int) -> list[ModuleReport]:
                             idle.append(worker)
                 with lock:
                     done[0] += 1
+                    left[id(report)] -= 1
                     if status == "survived":  # as they come, so a long run can be read while it goes on
                         print(f"[{done[0]}/{len(work)}] survived {_describe(report.target.path, site)}", flush=True)
                     elif done[0] % 50 == 0:
                         print(f"[{done[0]}/{len(work)}] {time.monotonic() - start:.0f} s", flush=True)
+                    if status in ("killed", "timeout", "survived"):
+                        report.tally[status] += 1
+                    if left[id(report)] == 0:  # a module's line as soon as its last mutant is back
+                        t = report.tally
+                        n = sum(t.values()) + sum(r.status == "skipped" for r in report.results)
+                        n_rate = sum(t.values())
+                        pct = 100.0 * (t["killed"] + t["timeout"]) / n_rate if n_rate else 100.0
+                        print(f"[{done[0]}/{len(work)}] {report.target.path}: {t['killed'] + t['timeout']}/{n_rate} "
+                              f"killed ({pct:.1f}%, {t['timeout']} by timeout), {n - n_rate} skipped, "
+                              f"{time.monotonic() - start:.0f} s", flush=True)
                 return Result(site, status, seconds)
 
             with ThreadPoolExecutor(max_workers=jobs) as ex:
@@ -607,7 +687,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.serve:
         return _serve(args.serve)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up the scratch copies when stopped
+    signal.signal(signal.SIGTERM, _stop)  # stop the workers and clean up the scratch copies when stopped
     known = {t.path: t for t in TARGETS}
     unknown = [m for m in args.module if m not in known]
     if unknown:
