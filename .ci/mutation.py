@@ -167,6 +167,8 @@ SKIPS: tuple[Skip, ...] = (
     Skip("agents/student/model.py", "respond", 'w, mode = 0.0, "question"', "number", "0.0", "0.1",
          "a placeholder: every question branch (a misconception fired, a success, a failure) sets w before it is "
          "used, and the scaling in between only scales the placeholder"),
+    Skip("agents/student/model.py", "respond", "if not labelled and w > 0.0:", "compare", ">", ">=",
+         "the guard only skips scaling a weight of 0 (0 scaled is 0)"),
     Skip("agents/student/model.py", "respond", "n_true = reading.true_statements(kc) if kc is not None else 0",
          "number", "0", "1", "the count for a turn on no component: respond returns the off-topic plan before "
          "n_true is read"),

@@ -334,6 +334,8 @@ def test_a_read_question_sets_the_demand(claim_demand, bloom: int, z: float) -> 
                  id="one-falsehood"),
     pytest.param((Claim(EQ, "true"),) + (Claim(None, "false"),) * 4, "introduce_concept",
                  bkt(0.5, 0.85 * 0.6, 0.5 ** 3, 0.8 ** 4), id="falsehoods-cap-at-three"),
+    pytest.param((Claim(EQ, "true"), Claim(None, "false")), "summarize", bkt(0.5, 0.85 * 0.6, 0.5, 0.3, 0.8),
+                 id="summary-with-a-falsehood"),
     pytest.param((Claim(EQ, "true"), Claim(None, "false", question=True)), "introduce_concept",
                  bkt(0.5, 0.85 * 0.6), id="a-false-question-is-no-statement"),
 ])
@@ -341,6 +343,16 @@ def test_content_teaches_by_what_is_true(claims, intent: str, expected: float) -
     state = student()
     respond(state, said(*claims, intent=intent), NOTHING_HAPPENS)
     assert state.mastery[EQ] == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_small_weight_is_halved_by_a_falsehood_too() -> None:
+    # a told answer (w 0.1) and a weak explanation (w 0.85 * 0.6 * 0.1 = 0.051) are halved like any other
+    told = student()
+    respond(told, said(Claim(EQ, "true"), Claim(None, "false"), reveals_answer=True), NOTHING_HAPPENS)
+    assert told.mastery[EQ] == pytest.approx(bkt(0.5, 0.1, 0.5, 0.8), abs=1e-12)
+    weak = student(explanation_uptake=0.1)
+    respond(weak, said(Claim(EQ, "true"), Claim(None, "false")), NOTHING_HAPPENS)
+    assert weak.mastery[EQ] == pytest.approx(bkt(0.5, 0.85 * 0.6 * 0.1, 0.5, 0.8), abs=1e-12)
 
 
 def test_a_false_statement_on_the_component_first_takes_a_fifth() -> None:
