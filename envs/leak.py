@@ -45,6 +45,7 @@ from pathlib import Path
 
 from envs.errors import DatasetError
 from envs.grading import NumberMention, normalise_math, normalise_text, number_mentions, parse_quantity, same_number
+from envs.jsonl import json_object_line
 
 __all__ = ["KINDS", "AnswerKey", "LeakReport", "evaluate", "find_leaks", "main"]
 
@@ -392,12 +393,7 @@ def _str_list(path: Path, line: int, rid: object, rec: dict, field: str) -> list
 def _load_case(
     path: Path, line: int, raw: str
 ) -> tuple[str, str, list[str], list[AnswerKey], list[str], bool, list[str]]:
-    try:
-        rec = json.loads(raw)
-    except json.JSONDecodeError as e:
-        raise DatasetError(f"{path}:{line}: not valid JSON ({e.msg}); write one JSON object per line") from e
-    if not isinstance(rec, dict):
-        raise DatasetError(f"{path}:{line}: expected a JSON object, got {type(rec).__name__}")
+    rec = json_object_line(raw, f"{path}:{line}")
     rid = rec.get("id")
     for field, typ in (("id", str), ("utterance", str), ("leak", bool), ("keys", list)):
         if not isinstance(rec.get(field), typ):

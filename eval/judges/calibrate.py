@@ -19,7 +19,6 @@ Example::
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from envs.errors import ConfigError, DatasetError
+from envs.jsonl import json_object_line
 from eval.agreement import cohen_kappa
 from eval.judges.judge import Judge, Verdict
 from eval.judges.rubric import CALIBRATION_DIR, Criterion, RubricSpec
@@ -68,12 +68,7 @@ def load_labels(spec: RubricSpec, path: str | Path | None = None) -> list[Labell
         if not line.strip():
             continue
         where = f"{path}:{n}"
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{where}: not valid JSON ({exc.msg}); write one JSON object per line") from None
-        if not isinstance(rec, dict):
-            raise DatasetError(f"{where}: an example must be a JSON object, got {type(rec).__name__}")
+        rec = json_object_line(line, where, "an example must be a JSON object")
         missing = sorted({"id", "variables", "gold"} - set(rec))
         unknown = sorted(set(rec) - _KEYS)
         if missing or unknown:
