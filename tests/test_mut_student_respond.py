@@ -722,3 +722,48 @@ def test_a_draw_equal_to_the_probability_does_not_make_the_event(overrides, setu
         d not in (0.999, 0.0) for d in draws) else 0
     under[k] = draws[k] - EPS
     assert not holds(twin, respond(twin, tutor, Draws(*under)))
+
+
+# ------------------------------------------------------------------ the planned reply's level and transfer
+@pytest.mark.parametrize(("bloom", "tutor", "draws", "kind", "level"), [
+    pytest.param(1, act(level="L1"), NOTHING_HAPPENS, "paraphrase", 0, id="explanation-at-demand-0"),
+    pytest.param(2, act(level="L3"), NOTHING_HAPPENS, "paraphrase", 1, id="explanation-at-most-1"),
+    pytest.param(2, act(reveals_answer=True), NOTHING_HAPPENS, "acknowledge", 0, id="told-answer-0"),
+    pytest.param(2, act(strategy="encourage"), NOTHING_HAPPENS, "acknowledge", 0, id="encouragement-0"),
+    pytest.param(1, question("hint"), Draws(0.999, 0.0), "correct", 0, id="solved-scaffold-at-demand-0"),
+])
+def test_the_level_of_the_reply(bloom: int, tutor: TutorAct, draws: Draws, kind: str, level: int) -> None:
+    plan = respond(student(bloom=bloom), tutor, draws)
+    assert (plan.kind, plan.bloom) == (kind, level)
+
+
+def test_a_misconception_voiced_in_an_explanation_is_at_level_1_at_most() -> None:
+    state = student(bloom=2)
+    state.status["add_across"] = "active"
+    plan = respond(state, act(kc=ADD), Draws(0.999, 0.0))
+    assert (plan.kind, plan.bloom) == ("misconception", 1)
+
+
+@pytest.mark.parametrize(("curiosity", "kind"), [(0.0, "correct"), (1.0, "higher_order")])
+def test_a_solved_transfer_question_names_the_linked_component(curiosity: float, kind: str) -> None:
+    state = student(bloom=3, curiosity=curiosity, mastery={ADD: 0.5})
+    tutor = act("trigger_transfer", "follow_up_question", "L3", ADD, disciplines=("math", "chemistry"),
+                is_question=True)
+    plan = respond(state, tutor, Draws(0.999, 0.0, 0.0))
+    assert (plan.kind, plan.disciplines, plan.discipline_transfer, plan.linked_kc) == (
+        kind, ("math", "chemistry"), True, MIX)
+    plain = respond(student(bloom=3, curiosity=curiosity), question(level="L3", kc=ADD), Draws(0.999, 0.0, 0.0))
+    assert (plain.kind, plain.disciplines, plain.discipline_transfer, plain.linked_kc) == (kind, ("math",), False, None)
+
+
+def test_a_turn_that_teaches_nothing_transfers_nothing() -> None:
+    state = student(mastery={ADD: 0.5})
+    respond(state, act("trigger_transfer", "encourage", kc=ADD, disciplines=("math", "chemistry")), NOTHING_HAPPENS)
+    assert state.mastery[MIX] == 0.3 and state.mastery[ADD] == 0.5
+
+
+def test_the_secondary_step_is_capped() -> None:
+    state = student()
+    state.learn[MIX] = 10.0
+    respond(state, said(Claim(EQ, "true"), Claim(MIX, "true")), NOTHING_HAPPENS)
+    assert state.mastery[MIX] == pytest.approx(0.3 + 0.7 * 0.95, abs=1e-12)
