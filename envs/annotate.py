@@ -120,6 +120,19 @@ class AnnotationContext:
     tutor_history: list[str] = field(default_factory=list)
     student_spoke_last: bool = False
 
+    def after_tutor(self, act: TutorAct, text: str) -> None:
+        """Move on past a tutor turn: its target component (if any) becomes the focus, its text the history's."""
+        if act.target_kc is not None:
+            self.focus_kc = act.target_kc
+        self.tutor_history.append(text)
+        self.previous_disciplines = act.disciplines
+        self.student_spoke_last = False
+
+    def after_student(self, disciplines: Sequence[str]) -> None:
+        """Move on past a student turn labelled with ``disciplines``."""
+        self.previous_disciplines = tuple(disciplines)
+        self.student_spoke_last = True
+
 
 class Annotator:
     """Annotates tutor utterances for one task. Build once per episode: it precompiles the task's lexicon.

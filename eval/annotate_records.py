@@ -82,17 +82,12 @@ def rule_label(turns: Sequence[Mapping], task: Task) -> list[dict]:
             turn.update(teacher_intent=act.intent, teaching_strategy=act.strategy,
                         teacher_guidance_level=act.guidance_level, discipline=list(act.disciplines),
                         discipline_transfer=act.discipline_transfer)
-            if act.target_kc is not None:
-                ctx.focus_kc = act.target_kc
-            ctx.tutor_history.append(text)
-            ctx.previous_disciplines = act.disciplines
-            ctx.student_spoke_last = False
+            ctx.after_tutor(act, text)
         else:
             state, level, disciplines = student.annotate(text, StudentContext(previous_text, ctx.previous_disciplines))
             turn.update(student_cognition_state=state, cognitive_level=level, discipline=list(disciplines),
                         discipline_transfer=_transfer(disciplines, ctx.previous_disciplines))
-            ctx.previous_disciplines = disciplines
-            ctx.student_spoke_last = True
+            ctx.after_student(disciplines)
         previous_text = text
         out.append(turn)
     return out
