@@ -9,9 +9,12 @@ Each mutant is one AST-level edit that looks like a real bug, applied alone to a
 - ``term``: the right operand of ``a + b`` / ``a - b`` dropped (``a``).
 
 Strings, f-strings and decorators are never mutated (a changed error message is not a bug the metrics would
-show). The test files that cover a module (``TARGETS``) run once unmutated and traced, which records the
-functions each test calls; then each mutant runs, with ``pytest -x``, the tests that called its function (all of
-them for a mutant outside any function). It is *killed* when they fail or time out (1.5x the traced run + 10 s),
+show). The test files that cover a module (``TARGETS``) run once unmutated and traced (one run per set of test
+files, shared by the modules that share it), which records the functions each test calls; then each mutant runs,
+with ``pytest -x -q -p no:cacheprovider``, only the tests that called its function, from only the files holding
+them (all of them for a mutant outside any function; none, and no run, when no test calls it). Two workers (each
+a process that has imported the third-party modules once and forks a child per mutant) run mutants at once.
+It is *killed* when they fail or time out (1.5x the traced run + 10 s),
 *survives* when they pass or none calls its function. A timeout counts as killed and is reported apart. A
 mutant on the skip list (``SKIPS``: equivalent, or on a path the code cannot take, each with its reason) is not
 run and not in the rate. The script prints the kill rate per module and every survivor (``file:line [function]
