@@ -5,7 +5,8 @@ recipes), where users read and edit it. ``envs/configs`` is a symbolic link to t
 package data of :mod:`envs`: setuptools copies what the link points to into the wheel as ``envs/configs/...``,
 and the same lookup, ``importlib.resources.files("envs") / "configs"``, finds them in a checkout, an editable
 install and an installed wheel. Prompts, task banks and judge rubrics already live beside the code that reads
-them (``agents/prompts``, ``envs/tasks/data``, ``eval/judges``) and ship as those packages' data.
+them (``agents/prompts``, ``envs/prompts``, ``envs/tasks/data``, ``eval/judges``), as does the stylesheet and script
+of ``report.html`` (``eval/assets``), and ship as those packages' data.
 
 A checkout on a file system without symbolic links (``git config core.symlinks false``) gets a text file instead
 of the link; :func:`config_dir` then says so.
