@@ -164,6 +164,11 @@ SKIPS: tuple[Skip, ...] = (
     Skip("envs/tutoring.py", "TutoringEnv._finish", "self.episode_record(copy=False)", "bool", "False", "True",
          "copy=False only saves copying: the reward model reads the env's own lists instead of equal copies, so "
          "only a reward model that wrote into the record could tell (RewardModel.episode reads it)"),
+    Skip("envs/tutoring.py", "TutoringEnv._finish", "if (post is not None and pre is not None) else 0.0",
+         "number", "0.0", "0.1", "unreachable default: a terminated episode has both scores (a task has pre-test "
+         "items, the post-test is refused without its items: Task and make_config), and a truncated one never reads "
+         "gain "
+         "(learning_gain is None without a post-test score; the student's reward is set only when not truncated)"),
     Skip("agents/student/model.py", "respond", "e = min(1.0, max(0.02, e))", "number", "1.0", "1.1",
          "unreachable cap: engagement starts at most 1 (Persona.engagement <= 1), decay is >= 0, encouragement moves "
          "e toward 1 and a success caps it at 1, so e never exceeds 1 here"),
