@@ -86,8 +86,11 @@ TARGETS: tuple[Target, ...] = (
                                 "tests/test_env_api.py"),
            ("TutoringEnv.step", "TutoringEnv._student_step", "TutoringEnv._tutor_step", "TutoringEnv._answer_item",
             "TutoringEnv._credit", "TutoringEnv._start_posttest", "TutoringEnv._finish")),
-    Target("eval/runner.py", ("tests/test_mut_runner.py", "tests/test_runner.py"),
-           ("read_records", "_record_key", "_identity", "prepare_output", "_chunks")),
+    # the runner's resume: the records file and the resume rule (eval/run_folder.py since the harness split), and
+    # how pending episodes are cut into chunks
+    Target("eval/run_folder.py", ("tests/test_mut_runner.py", "tests/test_runner.py"),
+           ("read_records", "_record_key", "_identity", "prepare_output")),
+    Target("eval/runner.py", ("tests/test_mut_runner.py", "tests/test_runner.py"), ("_chunks",)),
     Target("eval/judges/judge.py", _JUDGE_TESTS,
            ("Verdict.n_failed", "Verdict.ok", "Verdict.failed", "parse_sample", "aggregate",
             "Judge.judge_many", "Judge._generate")),
