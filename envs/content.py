@@ -48,7 +48,9 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
+import itertools
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -442,6 +444,40 @@ def operations(rel: str, sides: list[Node]) -> set[str]:
     if rel == "=" and not ops and {"/"} & set().union(*(_ops(s) for s in sides)):
         ops.add("divide")
     return ops
+
+
+@functools.lru_cache(maxsize=1024)
+def _indexed(entries: tuple[tuple[str, str, str, str | None], ...], math: bool,
+             topic: frozenset[str]) -> tuple[tuple[Proposition, ...], dict[str, tuple[int, ...]]]:
+    """A task's propositions and, per stem, the indices of those holding it (shared by the readers of tasks with
+    the same material; read-only)."""
+    props = tuple(p for kc, text, kind, mis in entries for p in _propositions(kc, text, kind, mis, math, topic))
+    by_stem: dict[str, list[int]] = {}
+    for i, p in enumerate(props):
+        for st in p.stems:
+            by_stem.setdefault(st, []).append(i)
+    return props, {st: tuple(ix) for st, ix in by_stem.items()}
+
+
+@functools.lru_cache(maxsize=65536)
+def _propositions(kc: str, text: str, kind: str, mis: str | None, math: bool,
+                  topic: frozenset[str]) -> tuple[Proposition, ...]:
+    """The propositions of one curriculum sentence: the whole sentence, and each clause of a long one (a tutor
+    restating one clause states that much) that says more than the topic's names (``topic``)."""
+    pieces = [text]
+    if kind != "question":
+        clauses = [c for c in _CLAUSE.split(text) if c and c.strip()]
+        if len(clauses) > 1:
+            pieces += clauses
+    out = []
+    for piece in pieces:
+        stems, negs = content_stems(_DIGIT_RUN.sub("0", _NUMBERLESS.sub(" ", piece)))  # numbers: no stems
+        if len(stems) < 3 or (piece is not text and len(stems - topic) < 1):
+            continue
+        stems, sign = polarity(stems)
+        numbers = frozenset() if math else _numbers(piece)  # a lesson's quantities are facts
+        out.append(Proposition(kc, stems, negs % 2 == 1, kind, mis, numbers, tuple(sorted(sign.items()))))
+    return tuple(out)
 
 
 def _continued(node: Node, carry: list) -> Node:
@@ -866,41 +902,28 @@ class ContentReader:
         self._mis_by_kc: dict[str, list[str]] = {}
         for m in task.misconceptions:
             self._mis_by_kc.setdefault(m.kc, []).append(m.id)
-        self.props: list[Proposition] = []
         self._topic = frozenset().union(*self._kc_words.values())  # KC names and keywords: naming, not content
+        entries: list[tuple[str, str, str, str | None]] = []
         for k in task.knowledge_components:
             # the lesson's canonical facts, and the material a tutor may restate from it (explanation, worked
             # example, expected answers): both are true content on the component
             texts = [*k.facts, *sentences(k.explanation), *sentences(k.worked_example),
                      *(q.expected for q in k.questions if q.expected and len(q.expected) > 20)]
-            for t in texts:
-                self._add(k.id, t, "fact")
-            for link in k.links:  # a bridge to another discipline says something true about the component
-                self._add(k.id, link.bridge, "fact")
-            for q in k.questions:  # what the curriculum asks about the component (each has an answer)
-                self._add(k.id, q.text, "question")
+            entries += [(k.id, t, "fact", None) for t in texts]
+            # a bridge to another discipline says something true about the component
+            entries += [(k.id, link.bridge, "fact", None) for link in k.links]
+            # what the curriculum asks about the component (each has an answer)
+            entries += [(k.id, q.text, "question", None) for q in k.questions]
         for m in task.misconceptions:
-            self._add(m.kc, m.belief, "belief", m.id)
-            for t in (*m.refutations, *sentences(m.counterexample)):  # stated observations and the scenario
-                self._add(m.kc, t, "refutation", m.id)
-
-    def _add(self, kc: str, text: str, kind: str, mis: str | None = None) -> None:
-        if "{" in text:
-            return
-        # the whole sentence, and each clause of a long one: a tutor restating one clause states that much
-        pieces = [text]
-        if kind != "question":
-            clauses = [c for c in _CLAUSE.split(text) if c and c.strip()]
-            if len(clauses) > 1:
-                pieces += clauses
-        for piece in pieces:
-            stems, negs = content_stems(_DIGIT_RUN.sub("0", _NUMBERLESS.sub(" ", piece)))  # numbers: no stems
-            if len(stems) < 3 or (piece is not text and len(stems - self._topic) < 1):
-                continue
-            stems, sign = polarity(stems)
-            # a lesson's quantities are facts; a math task's are one instance's (its relations are checked exactly)
-            numbers = _numbers(piece) if self.task.task_set != "math" else frozenset()
-            self.props.append(Proposition(kc, stems, negs % 2 == 1, kind, mis, numbers, tuple(sorted(sign.items()))))
+            entries.append((m.kc, m.belief, "belief", m.id))
+            # stated observations and the scenario
+            entries += [(m.kc, t, "refutation", m.id) for t in (*m.refutations, *sentences(m.counterexample))]
+        math = task.task_set == "math"
+        # a math task's numbers are one instance's (its relations are checked exactly): its propositions are the
+        # same for every draw of the family, so they are built once per wording with the digits masked
+        key = tuple((kc, t.translate(_NO_DIGITS) if math else t, kind, mis) for kc, t, kind, mis in entries
+                    if "{" not in t)
+        self.props, self._by_stem = _indexed(key, math, self._topic)
 
     @classmethod
     def for_task(cls, task: Task) -> ContentReader:
@@ -919,7 +942,9 @@ class ContentReader:
         for sent in sentences(text):
             norm = normalise(sent)
             asked = sent.rstrip().endswith("?") or bool(_PROMPT.search(sent))
-            math_claims, reference = self._math(norm, asked, sent, reference, carry)
+            # no digit, no checkable relation or computable question
+            math_claims, reference = self._math(norm, asked, sent, reference, carry) if _ANY_DIGIT.search(norm) \
+                else ([], reference)
             claims += math_claims
             if not math_claims:
                 claims += self._facts(sent, asked)
@@ -1007,15 +1032,19 @@ class ContentReader:
         best: tuple[float, Proposition, float, float] | None = None
         substance = stems - self._topic  # what the sentence says beyond naming the topic
         stems, said_sign = polarity(stems)
-        for p in self.props:
+        substance |= {st for st in stems if st[0] == "~"}  # a direction said is content
+        need = 2 if asked else 3
+        by_stem = self._by_stem
+        hits = Counter(itertools.chain.from_iterable(by_stem[st] for st in stems if st in by_stem))
+        for i in sorted(i for i, h in hits.items() if h >= need):  # in the propositions' order: ties as before
+            p = self.props[i]
             if p.kind == "question" and not asked:
                 continue
-            hit = len(stems & p.stems)
-            need = 2 if asked else 3
+            hit = hits[i]
             if hit < need or hit < 0.5 * len(p.stems) * (0.6 if asked else 1.0):
                 continue
             # beyond naming the topic: two of its content words, or one in a close restatement of it
-            beyond = len(substance & p.stems) + len({s for s in stems & p.stems if s.startswith("~")})
+            beyond = len(substance & p.stems)
             if beyond < (1 if asked or hit >= 0.75 * len(p.stems) else 2):
                 continue
             # a belief stated outright wins over a fact or refutation that shares its words
@@ -1068,6 +1097,8 @@ def _numbers(text: str) -> frozenset[Fraction]:
             continue
     return frozenset(out)
 _DIGIT_RUN = re.compile(r"\d+")
+_ANY_DIGIT = re.compile(r"\d")
+_NO_DIGITS = str.maketrans("", "", "0123456789")
 _PERCENT_WORD = re.compile(r"%|percent|per cent|\boff\b|discount", re.IGNORECASE)
 _PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|work out|solve|explain|describe|"
                      r"compare|show|estimate|predict|convert|simplify|tell me)\b", re.IGNORECASE)
