@@ -322,8 +322,7 @@ class TutoringEnv(AECEnv):
     def _record_student(self, rec: TurnRecord) -> None:
         self.transcript.append(rec)
         self._last_student = rec
-        self._ctx.student_spoke_last = True
-        self._ctx.previous_disciplines = tuple(rec["discipline"])
+        self._ctx.after_student(rec["discipline"])
         self._tutor_messages.append({"role": "user", "content": rec["utterance"]})
         self._student_messages.append({"role": "assistant", "content": rec["utterance"]})
         self._tutor_text = rec["utterance"]
@@ -334,15 +333,11 @@ class TutoringEnv(AECEnv):
             return  # the tutor watches the tests; its action is not part of the session
         act, text = self._tutor_act(action)
         self.tutor_turns += 1
-        if act.target_kc is not None:
-            self._ctx.focus_kc = act.target_kc
         self._revealed = self._revealed or act.reveals_answer
         self._leaked_items.update(act.revealed_items)
         rec = tutor_turn(act, text, self.tutor_turns)
         self.transcript.append(rec)
-        self._ctx.tutor_history.append(text)
-        self._ctx.previous_disciplines = act.disciplines
-        self._ctx.student_spoke_last = False
+        self._ctx.after_tutor(act, text)
         self._last_tutor_act, self._last_tutor_text = act, text
         self._last_act_dict = act.to_dict()
         self._tutor_messages.append({"role": "assistant", "content": text})
