@@ -159,6 +159,9 @@ _NW = "|".join(sorted(_NUM_WORDS, key=len, reverse=True))
 _ORD = "|".join(sorted(_ORDINALS, key=len, reverse=True))
 
 _REPLACE: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.IGNORECASE), r) for p, r in (
+    # an area's unit after a number (30 cm², 30 cm^2, 30 square metres): the number is the claim
+    (r"(?<=\d)\s*(?:(?:square|sq\.?)\s+(?:units?|(?:centi|milli|kilo)?met(?:re|er)s?|[ckm]?m)\b|"
+     r"[ckm]?m\s*(?:²|\^\s*2)(?![\d.]))", ""),
     (r"\\[dt]?frac\s*\{([^{}]+)\}\s*\{([^{}]+)\}", r"(\1)/(\2)"),
     (r"\\(?:times|cdot|ast)", "*"), (r"\\div", "/"), (r"\\(?:left|right|,|;|!|quad)", " "), (r"\\%", "%"),
     (r"\\(?:lt)", "<"), (r"\\(?:gt)", ">"), (r"\\neq", "!="),
@@ -759,7 +762,7 @@ def _equiv_rule(mid: str, a: Node, b: Node) -> bool | None:
 
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _NEG = frozenset("not no never nothing cannot can't don't doesn't isn't aren't won't wouldn't shouldn't didn't "
-                 "without neither nor".split())
+                 "without neither nor barely hardly scarcely".split())
 _STOP = frozenset(
     "the a an and or but if then of to in on at for with is are was were be been being it its this that these "
     "those what which who whom you your we our they their he she i me my as by from so do does did can could "
@@ -1048,7 +1051,9 @@ class ContentReader:
             if beyond < (1 if asked or hit >= 0.75 * len(p.stems) else 2):
                 continue
             # a belief stated outright wins over a fact or refutation that shares its words
-            bonus = 0.15 if (p.kind == "belief" and not asked) else 0.01 if p.kind != "fact" else 0.0
+            # (stated: a negated belief does not outrank the refutation it matches)
+            bonus = (0.15 if (negs % 2 == 1) == p.negated else 0.0) if (p.kind == "belief" and not asked) \
+                else 0.01 if p.kind != "fact" else 0.0
             # how much of the proposition the sentence states, then (ties) how much of the sentence it covers
             score = hit / len(p.stems) + bonus + 0.3 * hit / len(stems)
             if best is None or score > best[0]:
