@@ -6,9 +6,10 @@ episode** (task, persona, student seed, protocol) and differ only in the tutor's
 group-relative advantage compares tutors on the same student.
 
 :class:`EpisodeRollout` (the ``rollout_func``, in :mod:`train.grpo_rollout` with the prompts, the generators and
-the token tutor; this module is the recipe: config, rewards, model loading, training, evaluation) plays all of a step's episodes in lockstep through the rollout
-engine (:func:`envs.engine.play`) — the very code the benchmark runs — with a tutor that generates with the policy
-under training (inside ``trl.models.unwrap_model_for_generation``) and keeps each episode's **token** history:
+the token tutor; this module is the recipe: config, rewards, model loading, training, evaluation) plays all of a
+step's episodes in lockstep through the rollout engine (:func:`envs.engine.play`) — the very code the benchmark
+runs — with a tutor that generates with the policy under training (inside
+``trl.models.unwrap_model_for_generation``) and keeps each episode's **token** history:
 
 - ``prompt_ids``: the tutor's context before its first turn (system prompt, pre-test summary, the student's
   opening question) in the tokenizer's chat template;
