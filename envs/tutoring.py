@@ -12,6 +12,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from envs import spaces as tzs
+from envs.act_features import act_from_vector
 from envs.act_text import verbalise_act
 from envs.acts import StudentTurn, TutorAct
 from envs.annotate import AnnotationContext, Annotator
@@ -20,7 +21,7 @@ from envs.content import EMPTY as EMPTY_READING
 from envs.content import ContentReader, with_reading
 from envs.errors import ConfigError
 from envs.grading import Grade, grade, mentions_value
-from envs.labels import COGNITION_STATES, INTENTS, STRATEGIES
+from envs.labels import COGNITION_STATES
 from envs.records import EnvEpisodeRecord, TurnRecord, env_episode_record, student_turn, tutor_info, tutor_turn
 from envs.reward_api import LearningGain, RewardModel
 from envs.tasks import get_task_set
@@ -377,29 +378,11 @@ class TutoringEnv(AECEnv):
         if not ok:
             self.invalid_turns["tutor"] += 1
             return _invalid_act(self.task), ""
-        intent_i, strategy_i, level_i, kc_i, end_i = (int(v) for v in vec)
-        kcs = self.task.knowledge_components
-        kc = kcs[kc_i] if kc_i < len(kcs) else None
-        intent = INTENTS[intent_i]
-        disciplines: tuple[str, ...] = (kc.discipline,) if kc is not None else (self.task.disciplines[0],)
-        if intent == "trigger_transfer" and kc is not None and kc.links:
-            disciplines = tuple(dict.fromkeys(disciplines + (kc.links[0].discipline,)))
-        transfer = len(disciplines) >= 2 or any(d not in self._ctx.previous_disciplines for d in disciplines)
-        strategy = None if strategy_i == len(STRATEGIES) else STRATEGIES[strategy_i]
-        mis = None
-        if kc is not None and strategy in ("scenario_question", "analogy", "corrective_feedback"):
-            mis = next((m.id for m in self.task.misconceptions if m.kc == kc.id), None)
-        act = TutorAct(
-            intent=intent,
-            strategy=strategy,
-            guidance_level=("L1", "L2", "L3")[level_i],
-            disciplines=disciplines,
-            discipline_transfer=transfer if self._ctx.previous_disciplines else len(disciplines) >= 2,
-            target_kc=kc.id if kc is not None else None,
-            addresses_misconception=mis,
-            is_question=intent in ("check_understanding", "guide_reasoning", "trigger_transfer"),
-            ends_session=bool(end_i),
-        )
+        act = act_from_vector(vec, self.task)
+        if self._ctx.previous_disciplines:  # a transfer is judged against the turn before, as the annotator does
+            prev = self._ctx.previous_disciplines
+            moved = any(d not in prev for d in act.disciplines)
+            act = replace(act, discipline_transfer=act.discipline_transfer or moved)
         text = verbalise_act(act, self.task, self._rng)
         # the act's labels are the tutor's choice; the student learns from what its words say, read as in text mode
         return replace(act, content=self._reader.read(text)), text
