@@ -22,6 +22,7 @@ from envs.acts import ACT_FIELD_KEYS
 from envs.config import EpisodeSpec
 from envs.labels import TURN_FIELDS
 from envs.records import (
+    ENDED_BY,
     LEGACY_TURN_KEYS,
     SCHEMA_VERSION,
     EnvEpisodeRecord,
@@ -92,6 +93,7 @@ def test_the_record_has_the_documented_layout() -> None:
     _pairs, record, infos = _play("text")
     assert record["schema_version"] == SCHEMA_VERSION
     assert list(record) == list(EnvEpisodeRecord.__annotations__)
+    assert record["ended_by"] in ENDED_BY
     for turn in record["transcript"]:
         assert list(turn) == list(TurnRecord.__annotations__)
         assert list(turn)[: len(TURN_FIELDS)] == list(TURN_FIELDS)
