@@ -767,3 +767,9 @@ def test_the_secondary_step_is_capped() -> None:
     state.learn[MIX] = 10.0
     respond(state, said(Claim(EQ, "true"), Claim(MIX, "true")), NOTHING_HAPPENS)
     assert state.mastery[MIX] == pytest.approx(0.3 + 0.7 * 0.95, abs=1e-12)
+
+
+def test_a_told_answer_gets_one_chance_to_be_memorised() -> None:
+    state = student()
+    respond(state, act(kc=ADD, reveals_answer=True, revealed_items=("pre_add",)), Draws(0.999, 0.96, rest=0.0))
+    assert state.memorised == {}
