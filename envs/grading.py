@@ -199,12 +199,19 @@ def _fraction_word(text: str, words: list[tuple[str, int, int]], i: int) -> tupl
     return None
 
 
+# The words a number written in words can start with (every other word makes the parsers below return None).
+_FIRST_WORDS = frozenset({*_ONES, *_TEENS, *_TENS, "a", "an", "half"})
+
+
 def _word_mentions(text: str, bare_one: bool) -> list[NumberMention]:
     """Numbers written as words. ``bare_one``: count a lone "one" even without a cue word before it."""
     words = [(m.group().lower(), m.start(), m.end()) for m in _WORD_RE.finditer(text)]
     out: list[NumberMention] = []
     n, i = len(words), 0
     while i < n:
+        if words[i][0] not in _FIRST_WORDS:  # no number starts here (most words): skip the parsers
+            i += 1
+            continue
         start = words[i][1]
         value: Fraction | None = None
         percent, places, nxt = False, None, i + 1
@@ -263,8 +270,11 @@ def _match_value(m: re.Match[str]) -> tuple[Fraction, bool, int | None] | None:
             v = Fraction(int(g["fnum"]), int(g["fden"]))
         else:
             dec = g["dec"].replace(",", "")
-            v = Fraction(dec)
-            places = len(dec.split(".")[1]) if "." in dec else 0
+            if "." in dec:  # from ints: parsing a Fraction from a string is the slow part of a mention
+                head, tail = dec.split(".")
+                v, places = Fraction(int(head + tail), 10 ** len(tail)), len(tail)
+            else:
+                v, places = Fraction(int(dec)), 0
     except ZeroDivisionError:
         return None
     if g["sign"]:

@@ -289,7 +289,7 @@ def _sentence(text: str) -> str:
 _FRACTION = re.compile(r"^\s*(-?\d+)\s*/\s*(\d+)\s*$")
 
 
-def _numbers(text: str) -> set[Fraction]:
+def _numbers(text: str) -> set[int | Fraction]:
     """The values ``text`` states (a percent also as its number: 20% -> 1/5 and 20; a fraction also as its
     numerator and denominator: 1/3 -> 1 and 3)."""
     return set(_numbers_of(text))
@@ -300,18 +300,43 @@ _HAS_WORD_NUMBER = re.compile(r"(?<![A-Za-z])(?:" + "|".join(sorted(_NUMBER_WORD
                               r")(?![A-Za-z])", re.IGNORECASE)
 
 
+_LETTERS = re.compile(r"[A-Za-z]+")
+
+
+def _has_word_number(text: str) -> bool:
+    """``_HAS_WORD_NUMBER.search(text)``; on ASCII text (where case folding stays ASCII) a set lookup of its
+    words, many times faster than the big case-insensitive alternation."""
+    if text.isascii():
+        return not _NUMBER_WORDS.isdisjoint(_LETTERS.findall(text.lower()))
+    return _HAS_WORD_NUMBER.search(text) is not None
+
+
+def _exact(num: int, den: int) -> int | Fraction:
+    """num / den exactly: an int when it divides (a zero ``den`` raises ZeroDivisionError, as Fraction does)."""
+    whole, rest = divmod(num, den)
+    return whole if not rest else Fraction(num, den)
+
+
 @lru_cache(maxsize=16384)  # item texts repeat across an episode's turns and across episodes
-def _numbers_of(text: str) -> frozenset[Fraction]:
-    if not _HAS_WORD_NUMBER.search(text):  # digits only: the same values as number_mentions, far faster
-        fast: set[Fraction] = set()
+def _numbers_of(text: str) -> frozenset[int | Fraction]:
+    if not _has_word_number(text):  # digits only: the same values as number_mentions, far faster
+        # Integral values stay ints (equal, and hashing equal, to the Fractions; only compared in sets): parsing
+        # a Fraction from a string costs more than the whole scan.
+        fast: set[int | Fraction] = set()
         for whole, den, pct in _DIGITS.findall(text):
-            value = Fraction(whole) / (Fraction(den) if den else 1)
+            if "." in whole:
+                head, tail = whole.split(".")
+                num, scale = int(head + tail), 10 ** len(tail)
+            else:
+                num, scale = int(whole), 1
+            d = int(den) if den else 1
+            value = _exact(num, scale * d)
             if pct:
-                fast.update((value / 100, value))
+                fast.update((_exact(num, scale * d * 100), value))
             else:
                 fast.add(value)
             if den:
-                fast.update((Fraction(whole), Fraction(den)))
+                fast.update((_exact(num, scale), d))
             if "-" + whole in text:
                 fast.add(-value)
         return frozenset(fast)
@@ -325,12 +350,12 @@ def _numbers_of(text: str) -> frozenset[Fraction]:
     return frozenset(out)
 
 
-def _item_numbers(item: Item) -> set[Fraction]:
+def _item_numbers(item: Item) -> set[int | Fraction]:
     texts = [item.stem, item.answer, *(item.options or ()), *item.solution_steps,
              *(s for steps in item.misconception_steps.values() for s in steps)]
     if not item.is_choice:
         texts += list(item.misconception_answers.values())
-    out: set[Fraction] = set()
+    out: set[int | Fraction] = set()
     for text in texts:  # one text at a time: the same step and option strings recur, and each is cached
         out |= _numbers_of(text)
     return out

@@ -85,6 +85,16 @@ class Kind:
         avoid: Solved | None = None,
     ) -> Params:
         """Sample until every misconception answer differs from the correct one (and from ``avoid``'s surface)."""
+        return self.draw_solved(rng, level, wording, avoid)[0]
+
+    def draw_solved(
+        self,
+        rng: np.random.Generator,
+        level: Level = "medium",
+        wording: int = 0,
+        avoid: Solved | None = None,
+    ) -> tuple[Params, Solved]:
+        """:meth:`draw` and the sample solved at ``wording`` (solving is pure: a task build need not solve again)."""
         for _ in range(_MAX_TRIES):
             p = self.sample(rng, level)
             s = self.solve(p, wording)
@@ -92,7 +102,7 @@ class Kind:
                 continue
             if avoid is not None and (s.answer == avoid.answer or s.stem == avoid.stem or s.expr == avoid.expr):
                 continue
-            return p
+            return p, s
         raise RuntimeError(f"could not sample a valid instance in {_MAX_TRIES} tries (kcs {self.kcs})")
 
 
@@ -118,8 +128,9 @@ class Family:
     objectives: tuple[str, ...]
     extra_fields: Callable[[Params], dict[str, str]] = lambda p: {}
 
-    def fields(self, p: Params) -> dict[str, str]:
-        s = self.main.solve(p, 0)
+    def fields(self, p: Params, solved: Solved | None = None) -> dict[str, str]:
+        """``solved``: ``main.solve(p, 0)`` when the caller has it already."""
+        s = self.main.solve(p, 0) if solved is None else solved
         out = {"expr": s.expr, "answer": s.answer, "steps": " ".join(s.steps), "stem": s.stem}
         out.update(self.extra_fields(p))
         return out

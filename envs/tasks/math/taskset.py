@@ -94,10 +94,11 @@ class MathTaskSet:
     def build(self, task_id: str, rng: np.random.Generator) -> Task:
         fam = family(task_id)
         kinds = (fam.main, *fam.probes)
-        pre_params = [fam.main.draw(rng)] + [k.draw(rng) for k in fam.probes]
-        pre = [k.solve(p, 0) for k, p in zip(kinds, pre_params, strict=True)]
-        post = [k.solve(k.draw(rng, wording=1, avoid=s), 1) for k, s in zip(kinds, pre, strict=True)]
-        example = fam.main.draw(rng, avoid=pre[0])
+        # Each sample is solved once, when drawn (the same rng draws as drawing, then solving again).
+        drawn = [k.draw_solved(rng) for k in kinds]
+        pre_params, pre = [p for p, _ in drawn], [s for _, s in drawn]
+        post = [k.draw_solved(rng, wording=1, avoid=s)[1] for k, s in zip(kinds, pre, strict=True)]
+        example, example_solved = fam.main.draw_solved(rng, avoid=pre[0])
         main = pre[0]
         item_kcs = (fam.kcs, *(k.kcs for k in fam.probes))
         pretest = tuple(
@@ -108,8 +109,8 @@ class MathTaskSet:
             for i, (s, kcs) in enumerate(zip(post, item_kcs, strict=True))
         )
         material = load_material()
-        fields = fam.fields(pre_params[0])
-        example_fields = fam.fields(example)
+        fields = fam.fields(pre_params[0], pre[0])
+        example_fields = fam.fields(example, example_solved)
         kcs = tuple(make_kc(material, k, fam.kcs, fields, example_fields) for k in fam.kcs)
         misconceptions = tuple(
             make_misconception(material, m, _wrong_steps(m, pre), fields) for m in fam.misconceptions
