@@ -54,8 +54,5 @@ def test_own_words_teaching_beats_random(results) -> None:
     assert d > 2 * se, (d, se)
 
 
-@pytest.mark.xfail(reason="open (issue 12): a non-adaptive own-words teacher keeps about a third of socratic's "
-                          "gain (as much as the curriculum-worded lecturer): socratic's timing of counterexamples is "
-                          "worth more than either", strict=False)
 def test_own_words_teaching_keeps_half_of_socratic(results) -> None:
     assert results["probe_own_words"][:, 0].mean() >= 0.5 * results["socratic"][:, 0].mean()
