@@ -180,6 +180,11 @@ SKIPS: tuple[Skip, ...] = (
          "used, and the scaling in between only scales the placeholder"),
     Skip("agents/student/model.py", "respond", "if not labelled and w > 0.0:", "compare", ">", ">=",
          "the guard only skips scaling a weight of 0 (0 scaled is 0)"),
+    *(Skip("agents/student/model.py", "respond", code, "number", "1", "2",
+           "min(1, bloom) above the zone is the Bloom level itself: above means demand - bloom >= 2 and no demand "
+           "exceeds 3 (L3, transfer), so bloom <= 1 there")
+      for code in ('plan = Plan("ask_hint" if asks else "confused", state_label, min(1, state.bloom)',
+                   'plan = Plan("confused", "vague_understanding", min(1, state.bloom)')),
     Skip("agents/student/model.py", "respond", "n_true = reading.true_statements(kc) if kc is not None else 0",
          "number", "0", "1", "the count for a turn on no component: respond returns the off-topic plan before "
          "n_true is read"),
