@@ -773,3 +773,15 @@ def test_a_told_answer_gets_one_chance_to_be_memorised() -> None:
     state = student()
     respond(state, act(kc=ADD, reveals_answer=True, revealed_items=("pre_add",)), Draws(0.999, 0.96, rest=0.0))
     assert state.memorised == {}
+
+
+@pytest.mark.parametrize("linked", [None, ADD, "not_in_this_task"], ids=["no-component", "itself", "unknown"])
+def test_a_link_without_another_component_boosts_but_teaches_no_other(linked: str | None) -> None:
+    from envs.tasks.base import KCLink
+
+    state = student(mastery={ADD: 0.5})
+    state.kcs[ADD] = state.kcs[ADD].model_copy(update={"links": (
+        KCLink(discipline="physics", kc=linked, bridge="Pouring two jugs of water adds fractions of a litre."),)})
+    respond(state, act("trigger_transfer", kc=ADD, disciplines=("math", "physics")), NOTHING_HAPPENS)
+    assert state.mastery[ADD] == pytest.approx(bkt(0.5, 0.85 * (1 - 0.8 * 0.5), 1.5, 0.6 + 0.4 * 0.5), abs=1e-12)
+    assert (state.mastery[EQ], state.mastery[MIX]) == (0.5, 0.3)
