@@ -135,14 +135,24 @@ EMPTY = Reading()
 
 def with_reading(act, reading: Reading):
     """A text-mode tutor act with what its words say: the annotator's labels (intent, strategy, level), the
-    reading attached, and the component and misconception taken from the checked content, never from cue words.
+    reading attached, and the component and misconception taken from the checked content, never from cue words;
+    a turn whose content is a counterexample is labelled one (``scenario_question``) however it is introduced
+    (a "case" as much as a "counterexample"; measured on the gold set: strategy accuracy 0.539 -> 0.543).
     A malformed act keeps its no-credit labels and an empty reading. The env and ``tutorzoo agreement`` both use
     this, so the labels scored against the gold set are the env's."""
 
     if act.invalid:
         return replace(act, content=EMPTY)
     refuted = reading.refuted
-    return replace(act, content=reading, target_kc=reading.kc, addresses_misconception=refuted[0] if refuted else None)
+    changes: dict = {}
+    kc = reading.kc
+    if refuted and act.strategy not in _COUNTER_LABELS:
+        changes["strategy"] = "scenario_question"  # a concrete case against the idea, however it is introduced
+    return replace(act, content=reading, target_kc=kc, addresses_misconception=refuted[0] if refuted else None,
+                   **changes)
+
+
+_COUNTER_LABELS = frozenset({"scenario_question", "analogy", "corrective_feedback"})
 
 # ---------------------------------------------------------------------------------------------- normalising
 
