@@ -46,17 +46,17 @@ lowers anxiety. Then, on the target KC :math:`k` (none: no learning):
   student extends (``higher_order``) with :math:`p = curiosity (0.5 + 0.5 e)`. Weight :math:`w` = 2 on success
   (the generation effect), 0.25 on failure or when a misconception fired (0.5 for a failure inside a scaffold:
   it is worked through); a stuck student asks for a hint with :math:`p = help\_seeking (0.5 + 0.5\,metacognition)`;
-- *explain* mode (anything else with content): :math:`w = 0.7 (1 - 0.6 L_k)\,uptake` (worked examples help
+- *explain* mode (anything else with content): :math:`w = 0.85 (1 - 0.8 L_k)\,uptake` (worked examples help
   novices most; a ``summarize`` turn 0.3 of that); ``reveals_answer`` instead memorises the ``revealed_items``
   (:math:`p = 0.95`) and has :math:`w = 0.1`; plain ``encourage`` has :math:`w = 0`.
 
 Learning on :math:`k` (an expected BKT transition :math:`L' = L + (1 - L) T`):
 
-.. math:: L_k \leftarrow L_k + (1 - L_k) \min(0.95,\ T_k\, w\, \kappa\, \zeta\, (0.2 + 0.8 e)\, \rho\, \phi\, \mu)
+.. math:: L_k \leftarrow L_k + (1 - L_k) \min(0.95,\ T_k\, w\, \kappa\, \zeta\, (0.2 + 0.8 e)\, \rho\, \phi\, \mu\, \tau)
 
-with :math:`\kappa` the coherence (1 when the act stays on the previous act's component, 0.6 when it hops to
+(:math:`w` after the repeat decay below, :math:`\tau` the trust in the tutor, see *Content*) with :math:`\kappa` the coherence (1 when the act stays on the previous act's component, 0.6 when it hops to
 another: building on the last turn is cheaper than setting up a new topic), :math:`\zeta` 1 within / 0.15
-above / 0.3 below, :math:`\rho` 1.3 when the act matches the persona's strategy preference, :math:`\phi` the
+above / 0.3 below, :math:`\rho` 1.15 when the act matches the persona's strategy preference, :math:`\phi` the
 prerequisite readiness (questions :math:`0.3 + 0.7 r`, telling :math:`0.6 + 0.4 r`, :math:`r = \min_{p} L_p`),
 :math:`\mu` 0.6 while a misconception of :math:`k` is active. A transfer act (``trigger_transfer`` or
 ``discipline_transfer``) whose disciplines include a link of :math:`k` multiplies :math:`w` by 1.5 and gives
@@ -65,7 +65,7 @@ each linked KC :math:`j` the step :math:`(1 - L_j) \min(0.95, 0.8\, T_j\, \zeta 
 **Content, not labels.** In the env every act carries ``act.content`` (:mod:`envs.content`): the component
 :math:`k` is the one the turn's *checked* content works on (``None``: off topic, whatever its cue words);
 question mode needs a gradeable question on :math:`k`, whose demand (recall 0, apply 1, explain 2, transfer 3)
-sets :math:`D`; explain mode needs a true statement on :math:`k` (two or more: a worked example, :math:`w` x1.3),
+sets :math:`D`; explain mode needs a true statement on :math:`k` (two or more: a worked example, :math:`w` x1.6),
 and true steps on other components in the same turn teach those at half an explanation's weight;
 a turn with neither teaches nothing, and each false statement in a turn halves what its true content teaches
 (the student cannot tell which part to trust), and makes the tutor less credible: every later learning step is
