@@ -46,11 +46,11 @@ Example::
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-import itertools
 from dataclasses import dataclass, replace
 from fractions import Fraction
 

@@ -52,9 +52,10 @@ lowers anxiety. Then, on the target KC :math:`k` (none: no learning):
 
 Learning on :math:`k` (an expected BKT transition :math:`L' = L + (1 - L) T`):
 
-.. math:: L_k \leftarrow L_k + (1 - L_k) \min(0.95,\ T_k\, w\, \kappa\, \zeta\, (0.2 + 0.8 e)\, \rho\, \phi\, \mu\, \tau)
+.. math:: L_k \leftarrow L_k + (1 - L_k) \min(0.95,\ T_k\, w\, \kappa\, \zeta\, (0.2 + 0.8e)\,\rho\, \phi\, \mu\, \tau)
 
-(:math:`w` after the repeat decay below, :math:`\tau` the trust in the tutor, see *Content*) with :math:`\kappa` the coherence (1 when the act stays on the previous act's component, 0.6 when it hops to
+(:math:`w` after the repeat decay below, :math:`\tau` the trust in the tutor, see *Content*) with
+:math:`\kappa` the coherence (1 when the act stays on the previous act's component, 0.6 when it hops to
 another: building on the last turn is cheaper than setting up a new topic), :math:`\zeta` 1 within / 0.15
 above / 0.3 below, :math:`\rho` 1.15 when the act matches the persona's strategy preference, :math:`\phi` the
 prerequisite readiness (questions :math:`0.3 + 0.7 r`, telling :math:`0.6 + 0.4 r`, :math:`r = \min_{p} L_p`),
