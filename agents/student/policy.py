@@ -58,7 +58,8 @@ class SimulatedStudent:
         """Forget the episode; the next ``act`` starts a new one with generators seeded from ``seed`` and the
         episode's task and persona (see the module docstring)."""
         self._seed = seed
-        self._seed_streams(np.random.SeedSequence(seed))
+        if seed is None:  # a seeded episode's streams are made by _start, before anything is drawn from them
+            self._seed_streams(np.random.SeedSequence(seed))
         self.state = None
 
     def _seed_streams(self, seq: np.random.SeedSequence) -> None:

@@ -242,7 +242,7 @@ class TemplateVerbaliser:
     def _misconception_answer(self, item: Item, ans: Answer, state: StudentState, fields: dict,
                               shown: int | None, rng: np.random.Generator) -> str:
         m = state.misconceptions[ans.misconception]
-        numbers = _item_numbers(item) | _numbers(ans.answer)
+        stated = _numbers_of(ans.answer)  # with the item's numbers, the numbers this answer may quote
         if item.is_choice:  # the chosen option is this item's wrong answer in the student's words
             wrong = [_sentence(item.options[ord(ans.answer) - ord("A")])]
         elif ans.misconception in item.misconception_steps:
@@ -252,9 +252,9 @@ class TemplateVerbaliser:
             wrong = wrong[0 if shown is None else min(first, max(0, len(wrong) - shown)) :]
         else:  # the task's wrong steps come from one of its items: said only if they are this item's
             text = " ".join(m.wrong_steps)
-            fits = _numbers(text) <= numbers and _last_number(text) == parse_number(ans.answer)
+            fits = _item_states(item, _numbers_of(text), stated) and _last_number(text) == parse_number(ans.answer)
             wrong = list(m.wrong_steps) if text and fits else []
-        belief = m.belief if _numbers(m.belief) <= numbers else ""
+        belief = m.belief if _item_states(item, _numbers_of(m.belief), stated) else ""
         fields["wrong_steps"] = " ".join(wrong)
         fields["belief"] = belief
         # a template whose material this item lacks is not used; with wrong steps, one that shows them
@@ -303,10 +303,14 @@ _HAS_WORD_NUMBER = re.compile(r"(?<![A-Za-z])(?:" + "|".join(sorted(_NUMBER_WORD
 _LETTERS = re.compile(r"[A-Za-z]+")
 
 
+# A letter outside ASCII: only such a character can case-fold to an ASCII letter (İ ı ſ K) or lower to one.
+_NON_ASCII_LETTER = re.compile(r"[^\W\d_\x00-\x7f]")
+
+
 def _has_word_number(text: str) -> bool:
-    """``_HAS_WORD_NUMBER.search(text)``; on ASCII text (where case folding stays ASCII) a set lookup of its
-    words, many times faster than the big case-insensitive alternation."""
-    if text.isascii():
+    """``_HAS_WORD_NUMBER.search(text)``; without non-ASCII letters (× ÷ − are common in steps, and case folding
+    then stays in ASCII) a set lookup of the words, many times faster than the big case-insensitive alternation."""
+    if text.isascii() or _NON_ASCII_LETTER.search(text) is None:
         return not _NUMBER_WORDS.isdisjoint(_LETTERS.findall(text.lower()))
     return _HAS_WORD_NUMBER.search(text) is not None
 
@@ -350,15 +354,30 @@ def _numbers_of(text: str) -> frozenset[int | Fraction]:
     return frozenset(out)
 
 
-def _item_numbers(item: Item) -> set[int | Fraction]:
+def _item_texts(item: Item) -> list[str]:
     texts = [item.stem, item.answer, *(item.options or ()), *item.solution_steps,
              *(s for steps in item.misconception_steps.values() for s in steps)]
     if not item.is_choice:
         texts += list(item.misconception_answers.values())
+    return texts
+
+
+def _item_numbers(item: Item) -> set[int | Fraction]:
     out: set[int | Fraction] = set()
-    for text in texts:  # one text at a time: the same step and option strings recur, and each is cached
+    for text in _item_texts(item):  # one text at a time: the same step and option strings recur, and each is cached
         out |= _numbers_of(text)
     return out
+
+
+def _item_states(item: Item, values: frozenset[int | Fraction], also: frozenset[int | Fraction]) -> bool:
+    """``values <= _item_numbers(item) | also``, reading the item's texts only until every value is found (most
+    texts are new each episode, and the stem usually holds them all)."""
+    left = values - also
+    for text in _item_texts(item):
+        if not left:
+            break
+        left = left - _numbers_of(text)
+    return not left
 
 
 def _last_number(text: str) -> Fraction | None:

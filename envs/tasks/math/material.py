@@ -82,8 +82,19 @@ def _slots(template: str) -> frozenset[str]:
     return frozenset(name for _, name, _, _ in string.Formatter().parse(template) if name)
 
 
+@lru_cache(maxsize=4096)
+def _constant(template: str) -> str | None:
+    """What ``template`` formats to when it has no replacement field at all (most material), else None."""
+    if all(name is None for _, name, _, _ in string.Formatter().parse(template)):
+        return template.format_map({})
+    return None
+
+
 def fill(template: str, fields: dict[str, str], where: str) -> str:
     """``template`` with its ``{field}`` slots filled; a slot the family does not provide is named in the error."""
+    constant = _constant(template)
+    if constant is not None:  # on every env reset: most templates quote no number
+        return constant
     missing = sorted(_slots(template) - fields.keys())
     if missing:
         raise DatasetError(f"{where}: template uses {missing}, which this family does not provide ({sorted(fields)})")
@@ -112,10 +123,7 @@ def make_kc(
             keywords=tuple(r["keywords"]),
             prerequisites=tuple(p for p in r.get("prerequisites", ()) if p in present),
             links=tuple(
-                KCLink.model_construct(
-                    discipline=link["discipline"], kc=None, bridge=f(link["bridge"], "links"),
-                    keywords=tuple(link["keywords"]),
-                )
+                _link(link["discipline"], f(link["bridge"], "links"), tuple(link["keywords"]))
                 for link in r.get("links", ())
             ),
             explanation=f(r["explanation"], "explanation"),
@@ -162,6 +170,11 @@ def make_misconception(
         return mis
     except (KeyError, ValidationError, TypeError) as e:
         raise DatasetError(f"{where}: invalid misconception record ({e}); see envs/tasks/base.py") from e
+
+
+@lru_cache(maxsize=4096)  # most bridges have no number slots: the same object serves every build
+def _link(discipline: str, bridge: str, keywords: tuple[str, ...]) -> KCLink:
+    return KCLink.model_construct(discipline=discipline, kc=None, bridge=bridge, keywords=keywords)
 
 
 @lru_cache(maxsize=8192)  # many questions have no number slots: the same object serves every build
