@@ -18,7 +18,7 @@ PRE_ADD, PRE_COMPARE = TASK.pretest[0], TASK.pretest[1]  # 5/6 (add_across answe
 
 class Draws:
     """``random()`` returns the given draws, then ``rest``; ``integers`` returns the given ints, then its low
-    bound (``integers(n)``: 0)."""
+    bound (``integers(n)``: 0), each checked to lie in the range asked for."""
 
     def __init__(self, *draws: float, ints: tuple[int, ...] = (), rest: float = 0.999) -> None:
         self.draws, self.ints, self.rest = list(draws), list(ints), rest
@@ -27,9 +27,12 @@ class Draws:
         return self.draws.pop(0) if self.draws else self.rest
 
     def integers(self, low: int, high: int | None = None) -> int:
-        if self.ints:
-            return self.ints.pop(0)
-        return 0 if high is None else low
+        low, high = (0, low) if high is None else (low, high)
+        if high <= low:  # as numpy: an empty range is an error
+            raise ValueError(f"high <= low: {low}, {high}")
+        value = self.ints.pop(0) if self.ints else low
+        assert low <= value < high, f"scripted {value} outside [{low}, {high})"
+        return value
 
 
 def test_p_correct_is_the_bkt_probability_with_anxious_slip() -> None:
