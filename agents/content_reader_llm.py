@@ -28,7 +28,7 @@ from __future__ import annotations
 import difflib
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from string import Template
 from typing import Any, Literal, Protocol
@@ -198,6 +198,42 @@ class LLMContentReader:
                 "errors": dict(sorted(self.errors.items()))}
 
 
+def reader_factory(spec: str, **backend_kwargs: Any) -> Callable[[Task], Reader]:
+    """What the env takes as ``reader=``: ``task -> reader`` for ``spec`` (``rule``, ``llm:<backend spec>`` or
+    ``hf:<path>``), with one backend shared by every episode's reader.
+
+    Example::
+
+        import envs
+        from agents.content_reader_llm import reader_factory
+        env = envs.tutoring_v0.env(reader=reader_factory("llm:openai:gpt-4o-mini", base_url="http://127.0.0.1:8000/v1"))
+    """
+    if spec == "rule":
+        _no_arguments(backend_kwargs)
+        return ContentReader.for_task
+    backend = _backend(spec, backend_kwargs)
+    return lambda task: LLMContentReader(backend, task)
+
+
+def _no_arguments(backend_kwargs: dict[str, Any]) -> None:
+    if backend_kwargs:
+        raise ConfigError(f"reader arguments {sorted(backend_kwargs)} need a model reader (llm:<backend> or "
+                          "hf:<path>), not 'rule'")
+
+
+def _backend(spec: str, backend_kwargs: dict[str, Any]) -> Any:
+    from agents.backends import make_backend
+
+    if spec.startswith("llm:") and spec.count(":") >= 2:
+        return make_backend(spec.removeprefix("llm:"), **backend_kwargs)
+    if spec.startswith("hf:") and spec.removeprefix("hf:"):
+        return make_backend(spec, **backend_kwargs)
+    close = difflib.get_close_matches(spec, ["rule"], n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise ConfigError(f"reader {spec!r} must be one of {list(READERS)} (e.g. 'llm:openai:gpt-4o-mini' or "
+                      f"'hf:./models/tiny').{hint}")
+
+
 def make_reader(spec: str, task: Task, **backend_kwargs: Any) -> Reader:
     """The content reader named by ``spec`` for ``task``: ``rule``, ``llm:<backend spec>`` or ``hf:<path>``.
 
@@ -207,20 +243,10 @@ def make_reader(spec: str, task: Task, **backend_kwargs: Any) -> Reader:
         make_reader("llm:openai:gpt-4o-mini", task, base_url="http://127.0.0.1:8000/v1")
     """
     if spec == "rule":
-        if backend_kwargs:
-            raise ConfigError(f"reader arguments {sorted(backend_kwargs)} need a model reader (llm:<backend> or "
-                              "hf:<path>), not 'rule'")
+        _no_arguments(backend_kwargs)
         return ContentReader.for_task(task)
-    from agents.backends import make_backend
-
-    if spec.startswith("llm:") and spec.count(":") >= 2:
-        return LLMContentReader(make_backend(spec.removeprefix("llm:"), **backend_kwargs), task)
-    if spec.startswith("hf:") and spec.removeprefix("hf:"):
-        return LLMContentReader(make_backend(spec, **backend_kwargs), task)
-    close = difflib.get_close_matches(spec, ["rule"], n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
-    raise ConfigError(f"reader {spec!r} must be one of {list(READERS)} (e.g. 'llm:openai:gpt-4o-mini' or "
-                      f"'hf:./models/tiny').{hint}")
+    return LLMContentReader(_backend(spec, backend_kwargs), task)
 
 
-__all__ = ["LLMContentReader", "Reader", "ReaderReplyError", "ReadingReply", "make_reader", "parse_reading"]
+__all__ = ["LLMContentReader", "Reader", "ReaderReplyError", "ReadingReply", "make_reader", "parse_reading",
+           "reader_factory"]

@@ -24,20 +24,11 @@ from envs.grading import Grade, grade, mentions_value
 from envs.labels import COGNITION_STATES
 from envs.records import EnvEpisodeRecord, TurnRecord, env_episode_record, student_turn, tutor_info, tutor_turn
 from envs.reward_api import LearningGain, RewardModel
+from envs.session_prompts import STUDENT_SYSTEM_PROMPT, TEST_ANSWER_FORMAT, TUTOR_SYSTEM_PROMPT
 from envs.tasks import get_task_set
 from envs.tasks.base import Item, Task
 
 AGENTS = ("tutor", "student")
-
-_SYSTEM_PROMPT = (
-    "You are a patient expert tutor. Help the student understand the task through questions and scaffolding "
-    "rather than telling the answer. You see each pre-test question and whether the student got it right, "
-    "but not the options. Keep each turn short. When the student has understood, close with a brief summary "
-    "and the marker [END]."
-)
-_ANSWER_FORMAT = "Explain briefly, then end with 'The answer is ...'."
-_STUDENT_PROMPT = "You are a student working with a tutor on this task: {statement}"
-
 
 class TutoringEnv(AECEnv):
     """A tutor and a student: pre-test -> dialogue -> post-test. See :mod:`envs.tutoring_v0` for the docs."""
@@ -48,6 +39,13 @@ class TutoringEnv(AECEnv):
         super().__init__()
         max_steps = kwargs.pop("_max_steps", None)
         reward = kwargs.pop("reward", None)
+        # what reads the tutor's turns (task -> an object with ``read(text) -> envs.content.Reading``): the rule
+        # reader by default; a model-backed one from agents.content_reader_llm.reader_factory("llm:…" | "hf:…")
+        reader = kwargs.pop("reader", None)
+        if reader is not None and not callable(reader):
+            raise ConfigError(f"reader must be a callable task -> reader (e.g. agents.content_reader_llm."
+                              f"reader_factory('llm:openai:<model>')), got {type(reader).__name__}")
+        self._reader_factory = reader if reader is not None else ContentReader.for_task
         if reward is not None and not isinstance(reward, RewardModel):
             raise ConfigError(
                 f"reward must implement envs.reward_api.RewardModel (e.g. rewards.Rubric), got {type(reward).__name__}"
@@ -104,7 +102,7 @@ class TutoringEnv(AECEnv):
         self._pre_items: tuple[Item, ...] = task.pretest
         self._post_items: list[tuple[Item, str]] = self._posttest_items(task)
         self._annotator = Annotator.for_task(task) if self.config.action_mode == "text" else None
-        self._reader = ContentReader.for_task(task)
+        self._reader = self._reader_factory(task)
         self._leaked_items: set[str] = set()
         self._ctx = AnnotationContext(focus_kc=task.knowledge_components[0].id)
         self._kc_index = {kc.id: i for i, kc in enumerate(task.knowledge_components[: tzs.MAX_KCS])}
@@ -137,9 +135,9 @@ class TutoringEnv(AECEnv):
         self._credited = 0.0
         self._pending: dict | None = None  # the tutor turn awaiting the student's reply, for exchange rewards
         self._last_components: dict[str, float] = {}
-        self._tutor_messages: list[dict] = [{"role": "system", "content": _SYSTEM_PROMPT}]
+        self._tutor_messages: list[dict] = [{"role": "system", "content": TUTOR_SYSTEM_PROMPT}]
         self._student_messages: list[dict] = [
-            {"role": "system", "content": _STUDENT_PROMPT.format(statement=task.statement)}
+            {"role": "system", "content": STUDENT_SYSTEM_PROMPT.format(statement=task.statement)}
         ]
         self.outcome: dict | None = None
 
@@ -501,10 +499,10 @@ class TutoringEnv(AECEnv):
             return "The session is over."
         if kind == "pretest":
             item = self._pre_items[index]
-            return f"Pre-test question {index + 1}: {item.render()}\n{_ANSWER_FORMAT}"
+            return f"Pre-test question {index + 1}: {item.render()}\n{TEST_ANSWER_FORMAT}"
         if kind == "posttest":
             item = self._post_items[index][0]
-            return f"Post-test question {index + 1}: {item.render()}\n{_ANSWER_FORMAT}"
+            return f"Post-test question {index + 1}: {item.render()}\n{TEST_ANSWER_FORMAT}"
         if kind == "open":
             return f"Start the dialogue: ask your tutor about the task. Task: {self.task.statement}"
         return self._last_tutor_text

@@ -50,10 +50,18 @@ Termination after the last post-test answer; truncation after ``max_cycles`` rou
 ## Arguments
 ``task_set`` (math, stem, mcq), ``task_id`` (None: drawn from the reset seed), ``task_path``, ``max_turns``
 (8), ``opener`` (student/tutor), ``posttest`` (isomorphic/same/both), ``action_mode`` (text/act),
-``max_cycles``, ``render_mode`` (human/ansi). See :class:`envs.config.EnvConfig`.
+``max_cycles``, ``render_mode`` (human/ansi). See :class:`envs.config.EnvConfig`. Two Python objects besides:
+``reward`` (an :class:`envs.reward_api.RewardModel`, e.g. ``rewards.Rubric``; default the learning gain) and
+``reader`` (``task -> reader`` whose ``read(text)`` returns an :class:`envs.content.Reading`: what the student
+learns from; default the rule reader :meth:`envs.content.ContentReader.for_task`, or a model-backed one from
+``agents.content_reader_llm.reader_factory("llm:<backend>" | "hf:<path>")``, which fails closed).
 
 ## Version history
-* v0: initial release.
+* v0: initial release. Since then, within v0: the student learns from the content of each turn (read by
+  ``reader``) rather than from its labels; ``info["last_act"]`` uses the transcripts' SID keys
+  (``teacher_intent``, ``teaching_strategy``, ``teacher_guidance_level``, ``discipline``,
+  ``discipline_transfer``; it said ``intent``/``strategy``/``guidance_level`` before) and episode records carry
+  ``schema_version`` 1 (docs/records.md).
 
 Example::
 

@@ -218,3 +218,41 @@ def test_agreement_cli_scores_readers(capsys: pytest.CaptureFixture[str]) -> Non
     assert agreement_main(["--reader", "rule", "--json"]) == 0
     [report] = json.loads(capsys.readouterr().out)
     assert report["reader"] == "rule" and set(report["fields"]) == set(READER_FIELDS)
+
+
+def test_the_env_reads_with_the_reader_it_is_given() -> None:
+    """``reader=`` replaces the rule reader for every tutor turn: a model reader that fails on every turn reads
+    no content (fails closed: no component, nothing learned), and the rule factory is the default."""
+    from agents.content_reader_llm import reader_factory
+    from agents.student import SimulatedStudent
+    from envs import tutoring_v0
+
+    readers: list[LLMContentReader] = []
+
+    def failing(task):
+        readers.append(LLMContentReader(ScriptedBackend("not JSON"), task))
+        return readers[-1]
+
+    said = "Water pushes the bottle up as hard as the bottle pushes the water down, so the rocket rises."
+    for reader, expect_kc in ((failing, False), (None, True)):
+        env = tutoring_v0.env(task_set="stem", task_id="water_rocket", reader=reader, max_turns=2) \
+            if reader else tutoring_v0.env(task_set="stem", task_id="water_rocket", max_turns=2)
+        env.reset(seed=0)
+        student = SimulatedStudent("all_round_partly_wrong")
+        student.reset(seed=0)
+        for agent in env.agent_iter():
+            obs, _r, term, trunc, info = env.last()
+            if term or trunc:
+                env.step(None)
+            else:
+                env.step(said if agent == "tutor" else student.act(obs, info))
+        turns = [t for t in env.unwrapped.episode_record()["transcript"] if t["speaker"] == "tutor"]
+        assert turns and all((t["target_kc"] is not None) == expect_kc for t in turns[:-1]), turns
+    assert len(readers) == 1 and readers[0].summary()["failed"] == 1  # one distinct turn, read once, failed
+    with pytest.raises(ConfigError, match="reader must be a callable"):
+        tutoring_v0.env(reader="llm:openai:x")
+    assert reader_factory("rule") == ContentReader.for_task
+    with pytest.raises(ConfigError, match="need a model reader"):
+        reader_factory("rule", base_url="http://127.0.0.1:1/v1")
+    with pytest.raises(ConfigError, match="Did you mean 'rule'"):
+        reader_factory("rules")
