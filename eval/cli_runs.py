@@ -35,10 +35,11 @@ from eval.cli_options import (
 def _run(specs, tutors: list[str], out: Path, console: Console, tutor_kwargs: dict | None = None,
          batch_size: int = 16, make_student=None) -> list[dict]:
     """Every spec with every tutor; records appended to ``out/episodes.jsonl`` as they finish (the caller
-    applies the output rule first: :func:`eval.runner.prepare_output`). A tutor with ``act_batch`` (model
+    applies the output rule first: :func:`eval.runner.prepare_output`). A batched tutor (model
     tutors) plays ``batch_size`` episodes in lockstep, one model call per turn."""
     from agents.student import SimulatedStudent
     from envs.config import EpisodeSpec
+    from envs.engine import is_batched
     from eval.batch import run_batched
     from eval.rollout import JsonlWriter, run_specs
     from eval.runner import build_tutor, progress_bar
@@ -59,7 +60,7 @@ def _run(specs, tutors: list[str], out: Path, console: Console, tutor_kwargs: di
 
         for name in tutors:
             tutor = tutors_built[name]
-            if hasattr(tutor, "act_batch"):
+            if is_batched(tutor):
                 records += run_batched(specs, tutor, make_student, batch_size=batch_size, on_record=on_record,
                                        tutor_name=name)
             else:

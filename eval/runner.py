@@ -11,7 +11,7 @@ How a run goes (:func:`run_suite`):
    difference); without either the run refuses and names ``--resume``, ``--overwrite`` or a new ``--out``.
    A truncated last line (a writer killed mid-line) is dropped; the (tutor, key) pairs already recorded are skipped.
 3. The remaining units are cut into chunks, each ``(tutor name, tutor kwargs, judge config, units)``: a
-   model tutor with ``act_batch`` gets ``batch_size`` units per chunk (one model call per turn for all of
+   batched (model) tutor gets ``batch_size`` units per chunk (one model call per turn for all of
    them), cut at fixed positions of the unit list so that a resumed run hands the model the same batches
    as an uninterrupted one; a plain tutor gets small chunks, so that the workers stay balanced. Each worker
    process builds its own tutor and judge (once per process) and plays its chunks with the kind's ``run``.
@@ -75,7 +75,7 @@ if TYPE_CHECKING:
     from eval.suite import Suite
 
 Executor = Literal["local", "ray"]
-MAX_PLAIN_CHUNK = 16  # units per chunk for a tutor without act_batch (finer = better balance, less lost on a crash)
+MAX_PLAIN_CHUNK = 16  # units per chunk for an unbatched tutor (finer = better balance, less lost on a crash)
 
 
 def default_workers() -> int:
@@ -104,12 +104,14 @@ class RunResult:
 
 
 def _check_tutors(tutors: list[str], kwargs_of: dict[str, dict[str, Any]], spec_of: dict[str, str]) -> dict[str, bool]:
-    """Fail fast on a bad tutor name (with the registry's did-you-mean); ``{name: has act_batch}``.
+    """Fail fast on a bad tutor name (with the registry's did-you-mean); ``{name: batched}``, as
+    :func:`envs.engine.is_batched` says.
 
     Rule-based and import-path tutors are built here (cheaply); model tutors are built by the workers only, so
     a model is not loaded into this process for nothing.
     """
     from agents.tutor.registry import MODEL_PREFIXES
+    from envs.engine import is_batched
 
     if len(set(tutors)) != len(tutors):
         raise ConfigError(f"tutors must be distinct, got {tutors}; give two runs of one tutor display names "
@@ -121,7 +123,7 @@ def _check_tutors(tutors: list[str], kwargs_of: dict[str, dict[str, Any]], spec_
             batched[name] = True
             continue
         tutor = build_tutor(spec, kwargs_of[name])
-        batched[name] = callable(getattr(tutor, "act_batch", None))
+        batched[name] = is_batched(tutor)
     return batched
 
 
