@@ -56,7 +56,6 @@ Example::
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -69,6 +68,7 @@ import numpy as np
 
 from envs import records
 from envs.errors import ConfigError
+from envs.import_path import load_import_path
 from envs.labels import BLOOM_LEVELS
 from envs.records import reward_components, turn_from_json
 from envs.tasks import get_task_set
@@ -378,15 +378,13 @@ def _import_path(name: str) -> TermEntry:
     module_name, _, attr = name.partition(":")
     if not module_name or not attr:
         raise ConfigError(f"reward term {name!r}: an import path is 'package.module:factory', with both parts")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(f"reward term {name!r}: cannot import {module_name!r} ({type(exc).__name__}: {exc}). "
-                          "Make the module importable: put its folder on PYTHONPATH or install its package") from exc
-    factory = getattr(module, attr, None)
-    if factory is None:
-        raise ConfigError(f"reward term {name!r}: module {module_name!r} has no {attr!r}; name a function that "
-                          "returns a rewards.terms.Term (or a Term object)")
+    factory = load_import_path(
+        name,
+        cannot_import=lambda module, exc: f"reward term {name!r}: cannot import {module!r} ({type(exc).__name__}: "
+        f"{exc}). Make the module importable: put its folder on PYTHONPATH or install its package",
+        has_no=lambda module, attr: f"reward term {name!r}: module {module!r} has no {attr!r}; name a function that "
+        "returns a rewards.terms.Term (or a Term object)",
+    )
     if isinstance(factory, Term):
         return TermEntry(lambda: factory)
     if not callable(factory):

@@ -13,12 +13,12 @@ Example::
 from __future__ import annotations
 
 import difflib
-import importlib
 import json
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from envs.errors import ConfigError
+from envs.import_path import load_import_path
 
 if TYPE_CHECKING:
     from eval.kinds.base import SuiteKind
@@ -44,19 +44,16 @@ def check_kind_name(name: str) -> str:
 @cache
 def get_kind(name: str) -> SuiteKind:
     """The (unconfigured) kind registered under ``name``; imported on first use."""
-    module_name, _, attr = KINDS[check_kind_name(name)].partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
+    def cannot_import(module_name: str, exc: ImportError) -> str:
         missing = isinstance(exc, ModuleNotFoundError) and exc.name == module_name
         why = f"its module {module_name} is not installed in this tree" if missing else f"importing {module_name} " \
             f"failed: {type(exc).__name__}: {exc}"
-        raise ConfigError(f"suite kind {name!r} is not available: {why}. Other kinds (e.g. 'episodes') still "
-                          "work; update TutorZoo or run a suite of another kind.") from exc
-    cls = getattr(module, attr, None)
-    if cls is None:
-        raise ConfigError(f"suite kind {name!r}: {module_name} defines no {attr}; the registry in "
-                          "eval/kinds/__init__.py and the module disagree")
+        return (f"suite kind {name!r} is not available: {why}. Other kinds (e.g. 'episodes') still work; update "
+                "TutorZoo or run a suite of another kind.")
+
+    cls = load_import_path(KINDS[check_kind_name(name)], cannot_import=cannot_import,
+                           has_no=lambda module_name, attr: f"suite kind {name!r}: {module_name} defines no {attr}; "
+                           "the registry in eval/kinds/__init__.py and the module disagree")
     return cls()
 
 
