@@ -92,6 +92,7 @@ from envs.annotate_student import StudentAnnotator, StudentContext
 from envs.content import EMPTY as EMPTY_READING
 from envs.content import ContentReader, with_reading
 from envs.errors import ConfigError, DatasetError
+from envs.jsonl_lines import jsonl_file_values
 from envs.labels import BLOOM_LEVELS, COGNITION_STATES, DISCIPLINES, GUIDANCE_LEVELS, INTENTS, SPEAKERS, STRATEGIES
 from envs.tasks import TASK_SETS, Task, get_task_set
 
@@ -150,21 +151,12 @@ def load_gold(path: str | Path = GOLD_PATH) -> list[dict]:
     Raises :class:`DatasetError` naming the file, the line and the field, with the fix.
     """
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise DatasetError(f"{path}: cannot read the gold file ({exc}); check the path") from exc
     records: list[dict] = []
     last: dict[str, dict] = {}
     tasks: dict[tuple, Task] = {}
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for n, rec in jsonl_file_values(path, "gold file", lambda n, exc: f"{path}:{n}: not valid JSON ({exc}); write one "
+                                    "JSON object per line"):
         where = f"{path}:{n}"
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{where}: not valid JSON ({exc}); write one JSON object per line") from exc
         if not isinstance(rec, dict):
             raise DatasetError(f"{where}: a record must be a JSON object, got {type(rec).__name__}")
         _check_record(rec, where, last.get(str(rec.get("dialogue_id"))))
@@ -364,19 +356,15 @@ def file_annotations(path: str | Path) -> dict[Key, dict]:
     """Predictions read from a JSONL file: ``{"dialogue_id", "turn_index", <label fields>...}`` per line."""
     path = Path(path)
     out: dict[Key, dict] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise DatasetError(f"{path}: cannot read the predictions file ({exc}); check the path") from exc
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+
+    def bad(n: int, exc: Exception) -> str:
+        return f"{path}:{n}: each line must be a JSON object with dialogue_id and turn_index ({exc})"
+
+    for n, rec in jsonl_file_values(path, "predictions file", bad):
         try:
-            rec = json.loads(line)
             key = (str(rec["dialogue_id"]), int(rec["turn_index"]))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            raise DatasetError(f"{path}:{n}: each line must be a JSON object with dialogue_id and turn_index "
-                               f"({exc})") from exc
+        except (KeyError, TypeError, ValueError) as exc:
+            raise DatasetError(bad(n, exc)) from exc
         out[key] = {f: rec[f] for f in ALL_FIELDS if f in rec}
     return out
 

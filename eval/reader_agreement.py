@@ -28,7 +28,6 @@ Example::
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ import numpy as np
 from agents.content_reader_llm import LLMContentReader, make_reader
 from envs.content import Reading
 from envs.errors import DatasetError
+from envs.jsonl_lines import jsonl_file_values
 from envs.tasks import TASK_SETS, Task, get_task_set
 from eval.agreement import cohen_kappa
 
@@ -51,21 +51,12 @@ def load_reader_gold(path: str | Path = READER_GOLD_PATH) -> list[dict]:
     """Read and check a reader gold file: one JSON object per line with exactly the keys of the module docstring,
     every id the task's own. Raises :class:`DatasetError` naming the file, the line and the fix."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise DatasetError(f"{path}: cannot read the reader gold file ({exc}); check the path") from exc
     records: list[dict] = []
     seen: set[str] = set()
     tasks: dict[tuple, Task] = {}
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for n, rec in jsonl_file_values(path, "reader gold file", lambda n, exc: f"{path}:{n}: not valid JSON ({exc}); "
+                                    "write one JSON object per line"):
         where = f"{path}:{n}"
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{where}: not valid JSON ({exc}); write one JSON object per line") from exc
         if not isinstance(rec, dict) or set(rec) != _KEYS:
             got = sorted(rec) if isinstance(rec, dict) else type(rec).__name__
             raise DatasetError(f"{where}: a record has exactly the keys {sorted(_KEYS)}, got {got}")

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from envs.errors import DatasetError
+from envs.jsonl_lines import jsonl_values
 
 EOM = "|EOM|"
 MATHDIAL_MOVES: tuple[str, ...] = ("focus", "probing", "telling", "generic")
@@ -196,15 +197,8 @@ def _read_mathdial_rows(path: Path) -> list[Any]:
         if not isinstance(data, list):
             raise DatasetError(f"{path}: expected a JSON array of dialogue records; wrap them in [ ... ]")
         return data
-    rows = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as err:
-                raise DatasetError(f"{path}: line {n} is not valid JSON ({err.msg}); each line must hold one "
-                                   "MathDial record") from err
-    return rows
+    return [row for _, row in jsonl_values(text, lambda n, err: f"{path}: line {n} is not valid JSON ({err.msg}); "
+                                           "each line must hold one MathDial record")]
 
 
 def load_mathdial(path: str | Path) -> list[ReferenceDialogue]:
