@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -56,6 +57,15 @@ def item_rng(item: dict, salt: str = "") -> np.random.Generator:
     """A generator seeded by the item's key (and a salt): the same item always gets the same draws."""
     digest = hashlib.sha256(f"{item.get('key', '')}|{salt}".encode()).digest()
     return np.random.default_rng(int.from_bytes(digest[:8], "little"))
+
+
+Handler = Callable[[dict, str], str]
+
+
+def _handlers(*answers: Handler) -> dict[str, Handler]:
+    """``{item kind: answer(item, style)}`` for the one-reply kinds, in :data:`ITEM_KINDS` order (``kmp_dialogue``
+    takes over a session instead)."""
+    return dict(zip(ITEM_KINDS[1:], answers, strict=True))
 
 
 def answer_item(tutor: Any, observation: dict, info: dict) -> str:
@@ -269,13 +279,7 @@ def _expert_questions(item: dict, style: str) -> str:
     return json.dumps(out, ensure_ascii=False)
 
 
-_EXPERT = {
-    "followup_solve": _expert_solve,
-    "error_detect": _expert_detect,
-    "error_correct": _expert_correct,
-    "problem_generation": _expert_generate,
-    "question_generation": _expert_questions,
-}
+_EXPERT = _handlers(_expert_solve, _expert_detect, _expert_correct, _expert_generate, _expert_questions)
 
 
 # --- random ------------------------------------------------------------------------------------------------
@@ -330,10 +334,4 @@ def _random_questions(item: dict, style: str) -> str:
     return json.dumps(out, ensure_ascii=False)
 
 
-_RANDOM = {
-    "followup_solve": _random_solve,
-    "error_detect": _random_detect,
-    "error_correct": _random_correct,
-    "problem_generation": _random_generate,
-    "question_generation": _random_questions,
-}
+_RANDOM = _handlers(_random_solve, _random_detect, _random_correct, _random_generate, _random_questions)

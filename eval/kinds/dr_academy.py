@@ -31,22 +31,20 @@ Suite settings (``items:``)::
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from envs.errors import ConfigError
 from envs.labels import BLOOM_LEVELS
-from eval.kinds.base import suite_items
 from eval.kinds.item_common import (
     NO_JUDGE,
+    ItemKind,
     Reply,
     Request,
-    base_record,
     failure_rate,
     format_failure,
-    group_by_tutor,
     judge_failure,
     judge_many,
     mean_summary,
@@ -183,13 +181,13 @@ def majority(values: Sequence[bool]) -> bool:
 # --- the kind ----------------------------------------------------------------------------------------------
 
 
-class DrAcademyKind:
+class DrAcademyKind(ItemKind):
     """The ``dr_academy`` suite kind (see the module docstring)."""
 
-    name: ClassVar[str] = "dr_academy"
-    rubrics: ClassVar[tuple[str, ...]] = (RUBRIC,)
-    rank_metric: ClassVar[str] = "Average"
-    columns: ClassVar[tuple[tuple[str, str, float], ...]] = (
+    name = "dr_academy"
+    rubrics = (RUBRIC,)
+    rank_metric = "Average"
+    columns = (
         ("format_valid", "Format %", 100.0),
         ("question_yield", "Yield %", 100.0),
         ("Consistency", "Con", 100.0),
@@ -198,14 +196,13 @@ class DrAcademyKind:
         ("Representativeness", "Rep", 100.0),
         ("Average", "Avg", 100.0),
     )
-    legend: ClassVar[str] = (
+    legend = (
         "Format: valid JSON with 3 questions at each of the six Bloom levels; Yield: usable questions / 18; Con, "
         "Rel, Cov, Rep: share of the 18 questions passing each criterion (majority of 3 judge samples; needs "
         "--judge; interdisciplinary contexts: Rel and Rep only). All x100."
     )
-
-    def settings(self, suite: Any) -> AcademySettings:
-        return suite_items(AcademySettings, suite, "eval/kinds/dr_academy.py")
+    settings_model = AcademySettings
+    unit_model = AcademyUnit
 
     def units(self, suite: Any) -> list[AcademyUnit]:
         from envs.tasks import get_task_set
@@ -239,12 +236,6 @@ class DrAcademyKind:
                                    kcs=[k.id for k in task.knowledge_components], disciplines=["math"],
                                    context=math_context(task)))
         return out
-
-    def unit_from_dict(self, data: dict[str, Any]) -> AcademyUnit:
-        return AcademyUnit.model_validate(data)
-
-    def failure_record(self, unit: AcademyUnit, tutor_name: str, failure: dict[str, Any]) -> dict[str, Any]:
-        return base_record(unit.key(), tutor_name, unit.model_dump(), failure)
 
     def run(self, units: Sequence[AcademyUnit], tutor: Any, tutor_name: str, judge: Any,
             batch_size: int = 1) -> Iterator[dict]:
@@ -322,12 +313,6 @@ class DrAcademyKind:
             spec("judge_failure_rate", False, "Share of units with a failed judge sample."),
         ]
         return {s.name: s for s in specs}
-
-    def metrics(self, records: Sequence[dict], judged: bool) -> dict[str, Any]:
-        groups = {}
-        for tutor, recs in group_by_tutor(records).items():
-            groups[tutor] = {"n_units": len(recs), "metrics": self._group_metrics(recs, judged)}
-        return {"groups": groups, "specs": self.metric_specs()}
 
     def _group_metrics(self, recs: list[dict], judged: bool) -> dict[str, Any]:
         m: dict[str, Any] = {

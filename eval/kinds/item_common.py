@@ -23,11 +23,13 @@ import re
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
+from pydantic import BaseModel
 
 from envs.protocols import BatchedTutor, PartialBatchError
+from eval.kinds.base import suite_items
 from eval.metrics.registry import MetricSpec
 from eval.metrics.stats import DEFAULT_SEED, bootstrap_mean_ci, percentile_interval, resample_indices
 
@@ -301,3 +303,52 @@ def base_record(key: str, tutor_name: str, unit: dict[str, Any], failure: dict[s
     """The record of a unit that could not be run at all (the harness's ``failure_record``)."""
     return {"key": key, "tutor": tutor_name, "unit": unit, "prompt": None, "response": None, "grades": {},
             "judgments": [], "failures": [failure]}
+
+
+def seed_list(seeds: int | Sequence[int]) -> list[int]:
+    """An ``items.seeds`` setting as the seeds it names: ``n`` is ``0 .. n-1``, a list is itself."""
+    return list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+
+
+class ItemKind:
+    """What every item kind shares besides its units, prompts and metrics: its leaderboard (the
+    :class:`~eval.kinds.base.SuiteKind` class variables), its ``items:`` settings (validated by ``settings_model``,
+    documented in ``eval/kinds/<name>.py``), its units (``unit_model``), the record of a unit that could not be
+    run (:func:`base_record`) and ``metrics``: per tutor, the kind's ``_group_metrics`` of its records."""
+
+    name: ClassVar[str]
+    rubrics: ClassVar[tuple[str, ...]]
+    rank_metric: ClassVar[str]
+    columns: ClassVar[tuple[tuple[str, str, float], ...]]
+    legend: ClassVar[str]
+    settings_model: ClassVar[type[BaseModel]]
+    unit_model: ClassVar[type[BaseModel]]
+
+    def settings(self, suite: Any) -> Any:
+        return suite_items(self.settings_model, suite, f"eval/kinds/{self.name}.py")
+
+    def families_and_seeds(self, suite: Any) -> tuple[Any, list[str], list[int]]:
+        """The settings of a kind whose ``items`` name math families (``tasks``) and ``seeds``: the settings, the
+        family ids, the seeds."""
+        s = self.settings(suite)
+        return s, math_family_ids(s.tasks, suite), seed_list(s.seeds)
+
+    def unit_from_dict(self, data: dict[str, Any]) -> Any:
+        return self.unit_model.model_validate(data)
+
+    def failure_record(self, unit: Any, tutor_name: str, failure: dict[str, Any]) -> dict[str, Any]:
+        return base_record(unit.key(), tutor_name, unit.model_dump(), failure)
+
+    def metrics(self, records: Sequence[dict], judged: bool) -> dict[str, Any]:
+        groups = {}
+        for tutor, recs in group_by_tutor(records).items():
+            groups[tutor] = {"n_units": len(recs), "metrics": self._group_metrics(recs, judged)}
+        return {"groups": groups, "specs": self.metric_specs()}
+
+    def metric_specs(self) -> dict[str, MetricSpec]:
+        """``{name: MetricSpec}`` of every metric the kind reports."""
+        raise NotImplementedError
+
+    def _group_metrics(self, recs: list[dict], judged: bool) -> dict[str, Any]:
+        """``{name: summary}`` of one tutor's records."""
+        raise NotImplementedError

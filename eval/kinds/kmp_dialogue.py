@@ -54,22 +54,19 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from eval.kinds.base import suite_items
 from eval.kinds.item_common import (
     NO_JUDGE,
+    ItemKind,
     Reply,
     Request,
-    base_record,
     failure_rate,
-    group_by_tutor,
     judge_failure,
     judge_many,
-    math_family_ids,
     mean_summary,
     not_computed,
     run_single_replies,
@@ -280,46 +277,37 @@ def _episode_task_view(task_id: str, seed: int, max_turns: int) -> dict[str, Any
 # --- the kind ----------------------------------------------------------------------------------------------
 
 
-class KmpDialogueKind:
+class KmpDialogueKind(ItemKind):
     """The ``kmp_dialogue`` suite kind (see the module docstring)."""
 
-    name: ClassVar[str] = "kmp_dialogue"
-    rubrics: ClassVar[tuple[str, ...]] = (RUBRIC,)
-    rank_metric: ClassVar[str] = "Overall_Acc"
-    columns: ClassVar[tuple[tuple[str, str, float], ...]] = (
+    name = "kmp_dialogue"
+    rubrics = (RUBRIC,)
+    rank_metric = "Overall_Acc"
+    columns = (
         ("General_Acc", "General", 100.0),
         *((f"{p}_Acc", p[:5] + ".", 100.0) for p in PRINCIPLES),
         ("Overall_Acc", "Overall", 100.0),
     )
-    legend: ClassVar[str] = (
+    legend = (
         "Win rates (x100) of the tutor's turn against the reference turn, judged per criterion: General = 4 general "
         "criteria; one column per principle (its 3 criteria, on units targeting it); Overall = (General + mean "
         "principle) / 2. All need --judge."
     )
-
-    def settings(self, suite: Any) -> DialogueSettings:
-        return suite_items(DialogueSettings, suite, "eval/kinds/kmp_dialogue.py")
+    settings_model = DialogueSettings
+    unit_model = DialogueUnit
 
     def units(self, suite: Any) -> list[DialogueUnit]:
         from agents.student.personas import get_persona
 
-        s = self.settings(suite)
-        ids = math_family_ids(s.tasks, suite)
+        s, ids, seeds = self.families_and_seeds(suite)
         for p in s.personas:
             get_persona(p)  # ConfigError with a did-you-mean
-        seeds = list(range(s.seeds)) if isinstance(s.seeds, int) else list(s.seeds)
         out: list[DialogueUnit] = []
         for task_id in ids:
             for persona in s.personas:
                 for seed in seeds:
                     out += dialogue_units(task_id, persona, seed, s.max_turns, s.cuts_per_dialogue)
         return out
-
-    def unit_from_dict(self, data: dict[str, Any]) -> DialogueUnit:
-        return DialogueUnit.model_validate(data)
-
-    def failure_record(self, unit: DialogueUnit, tutor_name: str, failure: dict[str, Any]) -> dict[str, Any]:
-        return base_record(unit.key(), tutor_name, unit.model_dump(), failure)
 
     def run(self, units: Sequence[DialogueUnit], tutor: Any, tutor_name: str, judge: Any,
             batch_size: int = 1) -> Iterator[dict]:
@@ -380,12 +368,6 @@ class KmpDialogueKind:
             spec("reply_words", None, "Mean length of the tutor's turn in words."),
         ]
         return {s.name: s for s in specs}
-
-    def metrics(self, records: Sequence[dict], judged: bool) -> dict[str, Any]:
-        groups = {}
-        for tutor, recs in group_by_tutor(records).items():
-            groups[tutor] = {"n_units": len(recs), "metrics": self._group_metrics(recs, judged)}
-        return {"groups": groups, "specs": self.metric_specs()}
 
     def _group_metrics(self, recs: list[dict], judged: bool) -> dict[str, Any]:
         m: dict[str, Any] = {}

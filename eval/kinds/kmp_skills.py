@@ -40,6 +40,9 @@ solution_quality, appropriateness — similarity at the asked level for similar 
 builds on the seed for follow-ups): ``gen_pass_rate`` (mean over units of the share of passed criteria) and
 one pass rate per criterion — "not computed" without a judge.
 
+This module holds the units, prompts, reply parsing and grading; the metric formulas and the per-tutor summaries
+are in :mod:`eval.kinds.kmp_skills_metrics` (re-exported here).
+
 Suite settings (``items:`` in the suite file)::
 
     items: {tasks: all, seeds: 2, followup: true, error_detection: true,
@@ -57,41 +60,46 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import math
 from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from eval.kinds.base import suite_items
 from eval.kinds.item_common import (
-    NO_JUDGE,
+    ItemKind,
     Reply,
     Request,
     ask,
-    base_record,
-    failure_rate,
     format_failure,
-    group_by_tutor,
     is_correct,
     judge_failure,
     judge_many,
     last_field,
-    math_family_ids,
-    mean_summary,
-    not_computed,
     parse_answer_line,
     passed,
-    spec,
-    stat_summary,
     tutor_failure,
     unit_seed,
 )
+from eval.kinds.kmp_skills_metrics import GEN_CRITERIA, f1_score, group_metrics, mcc, metric_specs, mr_score
+
+__all__ = [  # the metric formulas live in eval/kinds/kmp_skills_metrics.py; importable from here as before
+    "GEN_CRITERIA",
+    "GEN_VARIANTS",
+    "KmpSkillsKind",
+    "SkillsSettings",
+    "SkillsUnit",
+    "chain",
+    "error_instance",
+    "f1_score",
+    "mcc",
+    "mr_score",
+    "parse_detection",
+    "parse_generated",
+]
 
 Skill = Literal["followup", "error", "generation"]
 GEN_VARIANTS: tuple[str, ...] = ("follow_up", "easy", "medium", "hard")
-GEN_CRITERIA: tuple[str, ...] = ("construction", "solution_correctness", "solution_quality", "appropriateness")
 REASON_RUBRIC = "kmp_error_reason"
 GENERATION_RUBRIC = "kmp_problem_generation"
 SIMILARITY_LIMIT = 0.9
@@ -264,46 +272,16 @@ def parse_generated(text: str | None) -> dict[str, Any]:
     return out
 
 
-# --- the metric formulas -----------------------------------------------------------------------------------
-
-
-def f1_score(truth: Sequence[bool], pred: Sequence[bool]) -> float | None:
-    """F1 of the positive class (True); None when there is no positive in truth nor in predictions."""
-    tp = sum(t and p for t, p in zip(truth, pred, strict=True))
-    fp = sum((not t) and p for t, p in zip(truth, pred, strict=True))
-    fn = sum(t and (not p) for t, p in zip(truth, pred, strict=True))
-    if tp + fp + fn == 0:
-        return None
-    return 2 * tp / (2 * tp + fp + fn)
-
-
-def mcc(truth: Sequence[bool], pred: Sequence[bool]) -> float | None:
-    """Matthews correlation coefficient; 0 when a margin is empty (the usual convention), None without data."""
-    if not truth:
-        return None
-    tp = sum(t and p for t, p in zip(truth, pred, strict=True))
-    tn = sum((not t) and (not p) for t, p in zip(truth, pred, strict=True))
-    fp = sum((not t) and p for t, p in zip(truth, pred, strict=True))
-    fn = sum(t and (not p) for t, p in zip(truth, pred, strict=True))
-    den = math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
-    return 0.0 if den == 0 else (tp * tn - fp * fn) / den
-
-
-def mr_score(mcc_value: float, acc_step: float, acc_reason: float) -> float:
-    """MR-Score = 0.2·max(0, MCC) + 0.3·Acc_step + 0.5·Acc_reason (docs/spec.md §5)."""
-    return 0.2 * max(0.0, mcc_value) + 0.3 * acc_step + 0.5 * acc_reason
-
-
 # --- the kind ----------------------------------------------------------------------------------------------
 
 
-class KmpSkillsKind:
+class KmpSkillsKind(ItemKind):
     """The ``kmp_skills`` suite kind (see the module docstring)."""
 
-    name: ClassVar[str] = "kmp_skills"
-    rubrics: ClassVar[tuple[str, ...]] = (GENERATION_RUBRIC, REASON_RUBRIC)
-    rank_metric: ClassVar[str] = "followup_acc_t3"
-    columns: ClassVar[tuple[tuple[str, str, float], ...]] = (
+    name = "kmp_skills"
+    rubrics = (GENERATION_RUBRIC, REASON_RUBRIC)
+    rank_metric = "followup_acc_t3"
+    columns = (
         ("followup_acc_t1", "FU t1 %", 100.0),
         ("followup_acc_t3", "FU t3 %", 100.0),
         ("detection_F1", "Det F1", 100.0),
@@ -312,21 +290,18 @@ class KmpSkillsKind:
         ("gen_valid", "Gen ok %", 100.0),
         ("gen_pass_rate", "Gen pass %", 100.0),
     )
-    legend: ClassVar[str] = (
+    legend = (
         "FU: follow-up solving accuracy at turns 1 and 3; Det F1: error-detection F1; Corr: corrected final "
         "answer right; MR-Score = 0.2 max(0,MCC) + 0.3 Acc_step + 0.5 Acc_reason; Gen ok: generated problem in "
         "format and not a copy; Gen pass: judged pass rate (needs --judge). All x100."
     )
+    settings_model = SkillsSettings
+    unit_model = SkillsUnit
 
     # ---------------------------------------------------------------- units
-    def settings(self, suite: Any) -> SkillsSettings:
-        return suite_items(SkillsSettings, suite, "eval/kinds/kmp_skills.py")
 
     def units(self, suite: Any) -> list[SkillsUnit]:
-
-        s = self.settings(suite)
-        ids = math_family_ids(s.tasks, suite)
-        seeds = list(range(s.seeds)) if isinstance(s.seeds, int) else list(s.seeds)
+        s, ids, seeds = self.families_and_seeds(suite)
         out: list[SkillsUnit] = []
         for task_id in ids:
             for seed in seeds:
@@ -337,12 +312,6 @@ class KmpSkillsKind:
                             for v in ("correct", "erroneous")]
                 out += [SkillsUnit(skill="generation", task_id=task_id, seed=seed, variant=v) for v in s.generation]
         return out
-
-    def unit_from_dict(self, data: dict[str, Any]) -> SkillsUnit:
-        return SkillsUnit.model_validate(data)
-
-    def failure_record(self, unit: SkillsUnit, tutor_name: str, failure: dict[str, Any]) -> dict[str, Any]:
-        return base_record(unit.key(), tutor_name, unit.model_dump(), failure)
 
     # ---------------------------------------------------------------- run
     def run(self, units: Sequence[SkillsUnit], tutor: Any, tutor_name: str, judge: Any,
@@ -549,94 +518,9 @@ class KmpSkillsKind:
                 records[u.key()]["grades"]["judged"] = {c: False for c in GEN_CRITERIA}
                 records[u.key()]["grades"]["pass_rate"] = 0.0
 
-    # ---------------------------------------------------------------- metrics
+    # ---------------------------------------------------------------- metrics (in kmp_skills_metrics.py)
     def metric_specs(self) -> dict[str, Any]:
-        specs = [
-            *(spec(f"followup_acc_t{t}", True, f"Follow-up solving: share of chains whose turn-{t} answer (the "
-                   "'Answer:' line) is right by the exact checker; an unparsable reply is wrong.") for t in (1, 2, 3)),
-            spec("detection_F1", True, "Error detection F1, positive class 'the solution has an error'; an "
-                 "unparsable verdict counts as the wrong verdict.", "pooled", "suite"),
-            spec("detection_MCC", True, "Matthews correlation of the correct/incorrect verdicts.", "pooled", "suite"),
-            spec("Acc_step", True, "First error step right / erroneous solutions.", "pooled", "suite"),
-            spec("Acc_reason", True, "First error step and reason right / erroneous solutions; a named misconception "
-                 "id is checked exactly, a free-text reason by the kmp_error_reason judge.", "pooled", "suite"),
-            spec("MR_Score", True, "0.2 max(0, MCC) + 0.3 Acc_step + 0.5 Acc_reason (MR-GSM8K).", "pooled", "suite"),
-            spec("correction_acc", True, "Corrected solution's final answer right (exact checker), over correct and "
-                 "erroneous solutions."),
-            spec("gen_format_ok", True, "Generated problem has Problem:, Solution: and a one-number Answer: line."),
-            spec("gen_valid", True, "gen_format_ok and the problem is not a near copy of the seed (ratio < 0.9)."),
-            spec("gen_pass_rate", True, "Judged (fail by default): mean share of the four criteria passed."),
-            *(spec(f"gen_{c}", True, f"Judged pass rate of the problem-generation criterion {c}.")
-              for c in GEN_CRITERIA),
-            spec("format_failure_rate", False, "Share of units with a reply we could not parse (counted wrong)."),
-            spec("tutor_failure_rate", False, "Share of units where the tutor raised or returned no text."),
-            spec("judge_failure_rate", False, "Share of units with a failed judge sample (judged units only)."),
-        ]
-        return {s.name: s for s in specs}
-
-    def metrics(self, records: Sequence[dict], judged: bool) -> dict[str, Any]:
-        groups = {}
-        for tutor, recs in group_by_tutor(records).items():
-            groups[tutor] = {"n_units": len(recs), "metrics": self._group_metrics(recs, judged)}
-        return {"groups": groups, "specs": self.metric_specs()}
+        return metric_specs()
 
     def _group_metrics(self, recs: list[dict], judged: bool) -> dict[str, Any]:
-        by = {s: [r for r in recs if (r.get("unit") or {}).get("skill") == s] for s in ("followup", "error",
-                                                                                         "generation")}
-        m: dict[str, Any] = {}
-        for t in (1, 2, 3):
-            m[f"followup_acc_t{t}"] = mean_summary([float(bool(r.get("grades", {}).get(f"t{t}", {}).get("correct")))
-                                                    for r in by["followup"]])
-        rows = [_error_row(r) for r in by["error"]]
-        erroneous = [x for x in rows if x["has_error"]]
-        m["detection_F1"] = stat_summary(rows, lambda xs: f1_score([x["has_error"] for x in xs],
-                                                                   [x["pred_error"] for x in xs]))
-        m["detection_MCC"] = stat_summary(rows, lambda xs: mcc([not x["has_error"] for x in xs],
-                                                               [not x["pred_error"] for x in xs]))
-        m["Acc_step"] = mean_summary([float(x["step_right"]) for x in erroneous])
-        pending = sum(1 for x in erroneous if x["reason_right"] is None)
-        if pending:
-            why = f"{pending} free-text error reasons need a judge (--judge)" if not judged else \
-                f"{pending} error reasons were not judged"
-            m["Acc_reason"] = not_computed(why, len(erroneous))
-            m["MR_Score"] = not_computed(why, len(rows))
-        else:
-            m["Acc_reason"] = mean_summary([float(bool(x["reason_right"])) for x in erroneous])
-            m["MR_Score"] = stat_summary(rows, _mr_of_rows)
-        m["correction_acc"] = mean_summary([float(x["correction_right"]) for x in rows])
-        gens = by["generation"]
-        m["gen_format_ok"] = mean_summary([float(bool(r.get("grades", {}).get("format_ok"))) for r in gens])
-        m["gen_valid"] = mean_summary([float(bool(r.get("grades", {}).get("valid"))) for r in gens])
-        if judged:
-            m["gen_pass_rate"] = mean_summary([float(r.get("grades", {}).get("pass_rate", 0.0)) for r in gens])
-            for c in GEN_CRITERIA:
-                m[f"gen_{c}"] = mean_summary([float(bool(r.get("grades", {}).get("judged", {}).get(c))) for r in gens])
-        else:
-            m["gen_pass_rate"] = not_computed(NO_JUDGE)
-            for c in GEN_CRITERIA:
-                m[f"gen_{c}"] = not_computed(NO_JUDGE)
-        m["format_failure_rate"] = failure_rate(recs, "format")
-        m["tutor_failure_rate"] = failure_rate(recs, "tutor")
-        m["judge_failure_rate"] = failure_rate(recs, "judge") if judged else not_computed(NO_JUDGE)
-        return m
-
-
-def _error_row(record: dict) -> dict[str, Any]:
-    """The grades of an error unit; a record without grades (a unit that never ran) counts as all wrong."""
-    g = record.get("grades") or {}
-    unit = record.get("unit") or {}
-    has_error = g.get("has_error", unit.get("variant") == "erroneous")
-    return {"has_error": bool(has_error), "pred_error": bool(g.get("pred_error", not has_error)),
-            "step_right": bool(g.get("step_right", False)),
-            "reason_right": g.get("reason_right", False if has_error else None),
-            "correction_right": bool(g.get("correction_right", False))}
-
-
-def _mr_of_rows(rows: Sequence[dict]) -> float | None:
-    erroneous = [x for x in rows if x["has_error"]]
-    if not rows or not erroneous:
-        return None
-    m = mcc([not x["has_error"] for x in rows], [not x["pred_error"] for x in rows])
-    acc_step = sum(x["step_right"] for x in erroneous) / len(erroneous)
-    acc_reason = sum(bool(x["reason_right"]) for x in erroneous) / len(erroneous)
-    return mr_score(m or 0.0, acc_step, acc_reason)
+        return group_metrics(recs, judged)
