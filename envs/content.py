@@ -478,7 +478,7 @@ def _propositions(kc: str, text: str, kind: str, mis: str | None, math: bool,
     """The propositions of one curriculum sentence: the whole sentence, and each clause of a long one (a tutor
     restating one clause states that much) that says more than the topic's names (``topic``)."""
     pieces = [text]
-    if kind != "question":
+    if kind in ("fact", "refutation"):  # a clause of a belief is not the belief, nor of a question the question
         clauses = [c for c in _CLAUSE.split(text) if c and c.strip()]
         if len(clauses) > 1:
             pieces += clauses
@@ -916,6 +916,8 @@ class ContentReader:
         for m in task.misconceptions:
             self._mis_by_kc.setdefault(m.kc, []).append(m.id)
         self._topic = frozenset().union(*self._kc_words.values())  # KC names and keywords: naming, not content
+        names = sorted({k.name for k in task.knowledge_components if len(k.name.split()) >= 2}, key=len, reverse=True)
+        self._names = re.compile("|".join(re.escape(n) for n in names), re.IGNORECASE) if names else None
         entries: list[tuple[str, str, str, str | None]] = []
         for k in task.knowledge_components:
             # the lesson's canonical facts, and the material a tutor may restate from it (explanation, worked
@@ -1039,6 +1041,8 @@ class ContentReader:
 
     # -- propositions
     def _facts(self, sent: str, asked: bool) -> list[Claim]:
+        if self._names is not None:  # a component's name names the topic; it says nothing about it
+            sent = self._names.sub(" ", sent)
         stems, negs = content_stems(_NUMBERLESS.sub(" ", sent))
         if len(stems) < 2:
             return []
