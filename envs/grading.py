@@ -205,6 +205,8 @@ _FIRST_WORDS = frozenset({*_ONES, *_TEENS, *_TENS, "a", "an", "half"})
 
 def _word_mentions(text: str, bare_one: bool) -> list[NumberMention]:
     """Numbers written as words. ``bare_one``: count a lone "one" even without a cue word before it."""
+    if _FIRST_WORDS.isdisjoint(w.lower() for w in _WORD_RE.findall(text)):  # most texts: no number in words
+        return []
     words = [(m.group().lower(), m.start(), m.end()) for m in _WORD_RE.finditer(text)]
     out: list[NumberMention] = []
     n, i = len(words), 0
@@ -327,7 +329,7 @@ _DENOM_AFTER_RE = re.compile(r"[ \t]+([A-Za-z]+)\b")
 
 def _with_denominator_word(text: str, m: NumberMention) -> NumberMention:
     """"4 tenths", "3 quarters": a whole number followed by a denominator word is a fraction."""
-    if m.value.denominator != 1 or m.percent or m.value < 0:
+    if m.percent or m.value.denominator != 1 or m.value.numerator < 0:  # (cheapest test first)
         return m
     after = _DENOM_AFTER_RE.match(text, m.end)
     if after is None:
