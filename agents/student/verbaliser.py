@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Callable
 from fractions import Fraction
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
 import numpy as np
@@ -72,16 +73,13 @@ def _read_templates(path: str) -> object:
 
 
 class _LazyFields(dict):
-    """Template fields; those in ``lazy`` are computed (once) when ``str.format_map`` asks for them."""
+    """Template fields; a missing one is computed (once) by ``make(key)`` when ``str.format_map`` asks for it
+    (``make`` raises KeyError for a key it does not know)."""
 
-    def __init__(self, lazy: dict, values: dict) -> None:
-        super().__init__(values)
-        self._lazy = lazy
+    make: Callable[[str], str]
 
     def __missing__(self, key: str) -> str:
-        if key not in self._lazy:
-            raise KeyError(key)
-        value = self[key] = self._lazy[key]()
+        value = self[key] = self.make(key)
         return value
 
 
@@ -143,24 +141,33 @@ class TemplateVerbaliser:
         kc = state.kcs.get(plan_kc) if plan_kc else None
         steps = self._kc_steps(state, plan_kc)
         m = state.misconceptions[mid] if mid is not None else None
+        fields = _LazyFields(
+            opening=state.task.opening_question,
+            kc=kc.name if kc else state.task.title,
+            steps=" ".join(steps[:2]),
+            answer=state.task.answer,
+            belief=m.belief if m else "",
+            wrong_steps=(" ".join(m.wrong_steps) or m.belief) if m else "",
+            other=other or "",
+        )
         # Fields that draw from the rng are computed only when the chosen template uses them (on the hot path).
-        lazy = {
-            "keyword": lambda: self._pick(kc.keywords, rng) if kc else state.task.title,
-            "step": lambda: self._pick(steps, rng),
-            "distraction": lambda: self._pick(self.distractions, rng),
-            "wrong_value": lambda: (self._misconception_value(state, mid, rng) if mid is not None
-                                    else nudge_answer(state.task.answer, rng)),
-            "link_word": lambda: self._link_word(kc, other, rng),
-        }
-        return _LazyFields(lazy, {
-            "opening": state.task.opening_question,
-            "kc": kc.name if kc else state.task.title,
-            "steps": " ".join(steps[:2]),
-            "answer": state.task.answer,
-            "belief": m.belief if m else "",
-            "wrong_steps": (" ".join(m.wrong_steps) or m.belief) if m else "",
-            "other": other or "",
-        })
+        fields.make = partial(self._drawn_field, kc, steps, mid, other, state, rng)
+        return fields
+
+    def _drawn_field(self, kc, steps: list[str], mid: str | None, other: str | None, state: StudentState,
+                     rng: np.random.Generator, key: str) -> str:
+        if key == "keyword":
+            return self._pick(kc.keywords, rng) if kc else state.task.title
+        if key == "step":
+            return self._pick(steps, rng)
+        if key == "distraction":
+            return self._pick(self.distractions, rng)
+        if key == "wrong_value":
+            return (self._misconception_value(state, mid, rng) if mid is not None
+                    else nudge_answer(state.task.answer, rng))
+        if key == "link_word":
+            return self._link_word(kc, other, rng)
+        raise KeyError(key)
 
     def _link_word(self, kc, other: str | None, rng: np.random.Generator) -> str:
         if kc is not None and other:
