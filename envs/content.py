@@ -807,6 +807,18 @@ _POLAR = {"larg": ("size", 1), "small": ("size", -1), "rise": ("dir", 1), "fall"
           "gain": ("gain", 1), "lose": ("gain", -1), "los": ("gain", -1)}
 
 
+# after stemming, the stems of words a paraphrase uses for the same thing (any inflection: "altered", "presses")
+_STEM_SYNONYMS = {
+    "alter": "chang", "modifi": "chang", "modify": "chang", "vari": "chang", "vary": "chang",
+    "push": "forc", "pull": "forc", "press": "forc", "shov": "forc",
+    "caus": "make", "mak": "make", "made": "make", "produc": "make", "creat": "make",
+    "below": "under", "beneath": "under", "underneath": "under", "abov": "above",
+    "emit": "releas", "giv": "releas", "begin": "start", "began": "start", "halt": "stop",
+    "travel": "mov", "quicker": "fast", "speedi": "fast", "speedy": "fast", "entir": "whol", "total": "whol",
+    "identical": "equal", "equival": "equal", "equivalent": "equal",
+}
+
+
 @functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     w = _SYNONYMS.get(word, word)
@@ -818,7 +830,7 @@ def stem(word: str) -> str:
             break
     if w.endswith("e") and len(w) > 4:
         w = w[:-1]
-    return w
+    return _STEM_SYNONYMS.get(w, w)
 
 
 _INTERJECTION = re.compile(r"^\s*(?:no|nope|not quite)\b[,.!:;]?|,\s*(?:not|rather than|instead of)\b[^,.;]*",

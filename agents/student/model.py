@@ -355,7 +355,9 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
         question = bool(asked)
         n_true = reading.true_statements(kc) if kc is not None else 0
         demand = DEMAND_TO_BLOOM[asked[0].demand or "apply"] if asked else GUIDANCE_TO_BLOOM[act.guidance_level]
-    scaffold = act.strategy in SCAFFOLDS
+    # a scaffold: a hint or break-down move, or (read from content) a question asked with true content on its
+    # component in the same turn -- the step or fact it builds on
+    scaffold = act.strategy in SCAFFOLDS or (not labelled and question and n_true >= 1)
     if scaffold and demand > 0:
         demand -= 1
     gap = demand - state.bloom

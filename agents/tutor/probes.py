@@ -214,7 +214,8 @@ class ParaphrasedSocratic(SocraticTutor):
 class OwnWordsTeacher(_Plain):
     """A control that teaches true content in its own words and numbers: for math, worked examples on fresh
     numbers of the task's own kinds written as bare equations; questions on fresh cases; for STEM, the
-    components' facts reworded sentence by sentence."""
+    components' explanations reworded two sentences a turn, and each misconception's counterexample reworded.
+    It does not adapt: components in turn, whatever the student says."""
 
     name = "probe_own_words"
 
@@ -225,13 +226,15 @@ class OwnWordsTeacher(_Plain):
         if task["task_set"] == "math":
             return _own_math(task, kc, self._rng, ask=self._turn % 2 == 0)
         sentences = [s for s in re.split(r"(?<=[.!?])\s+", kc["explanation"]) if s]
-        s = sentences[(self._turn - 1) % len(sentences)]
         mis = [m for m in task["misconceptions"] if m["kc"] == kc["id"]]
         if mis and self._turn % 2 == 0:  # the component's trap, refuted in its own words
             m = mis[(self._turn // 2) % len(mis)]
             cx = [c for c in re.split(r"(?<=[.!?])\s+", m["counterexample"]) if c][0]
             return _reword(cx)
-        return _reword(s)
+        # an explanation of two sentences, as a tutor would give it (the component's, reworded)
+        first = (self._turn - 1) % len(sentences)
+        return " ".join(_reword(sentences[(first + i) % len(sentences)], lead=i == 0)
+                        for i in range(min(2, len(sentences))))
 
 
 def _own_math(task: dict, kc: dict, rng: np.random.Generator, ask: bool) -> str:
@@ -260,11 +263,11 @@ _WORDS = {"because": "since", "bigger": "larger", "smaller": "less big", "pushes
           "change": "alter", "makes": "causes", "more": "a greater amount of", "when": "whenever"}
 
 
-def _reword(sentence: str) -> str:
+def _reword(sentence: str, lead: bool = True) -> str:
     out = sentence
     for a, b in _WORDS.items():
         out = re.sub(rf"\b{a}\b", b, out)
-    return "In other words: " + out[0].lower() + out[1:]
+    return "In other words: " + out[0].lower() + out[1:] if lead else out
 
 
 PROBES = {cls.name: cls for cls in (LabelFarming, ContentFreeSocratic, WrongNumbers, MisconceptionTeacher,
