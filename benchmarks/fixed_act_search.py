@@ -203,28 +203,34 @@ def main() -> None:
                 print(f"  by {title} {key:22s} n={n:4d}: {top}")
         return
     acts = all_acts()
-    res = search(acts, specs, args.workers, extra=("socratic", "lecturer", "random"))
+    res = search(acts, specs, args.workers, extra=("socratic", "lecturer", "random", "oracle"))
     fams = np.array([f for f, _ in specs])
     soc = res["socratic"]
     print(f"{len(acts)} fixed acts x {len(specs)} specs (math + stem); paired difference from socratic ± s.e.")
     overall = sorted(acts, key=lambda a: -res[a].mean())
     print(f"overall: socratic {soc.mean():+.3f}, lecturer {res['lecturer'].mean():+.3f}, "
-          f"random {res['random'].mean():+.3f}")
+          f"random {res['random'].mean():+.3f}, oracle (reads the hidden state) {res['oracle'].mean():+.3f}")
     for a in overall[:args.top]:
         d = res[a] - soc
         print(f"  {'/'.join(str(x) for x in a):48s} gain {res[a].mean():+.3f}  Δ {d.mean():+.3f} ± "
               f"{d.std(ddof=1) / np.sqrt(len(d)):.3f}")
-    worst = 0.0
+    worst, oracle_worst = 0.0, float("inf")
     for fam in sorted(set(fams)):
         m = fams == fam
         best = max(acts, key=lambda a: res[a][m].mean())
         d = res[best][m] - soc[m]
         z = d.mean() / (d.std(ddof=1) / np.sqrt(m.sum()) + 1e-12)
         worst = max(worst, z)
+        o = res["oracle"][m] - res[best][m]
+        oz = o.mean() / (o.std(ddof=1) / np.sqrt(m.sum()) + 1e-12)
+        oracle_worst = min(oracle_worst, oz)
         print(f"{fam:10s} n={m.sum():3d} socratic {soc[m].mean():+.3f}  best fixed {'/'.join(map(str, best))} "
-              f"{res[best][m].mean():+.3f}  Δ {d.mean():+.3f} ({z:+.1f} s.e.)")
+              f"{res[best][m].mean():+.3f}  Δ {d.mean():+.3f} ({z:+.1f} s.e.)  oracle {res['oracle'][m].mean():+.3f}"
+              f" ({o.mean():+.3f} over that act, {oz:+.1f} s.e.)")
     print(f"largest margin of a fixed act over socratic in any family: {worst:+.1f} s.e. "
           f"({'FAIL' if worst > 2 else 'ok'}: must not exceed +2)")
+    print(f"smallest margin of the oracle over a family's best fixed act: {oracle_worst:+.1f} s.e. "
+          f"({'ok' if oracle_worst > 2 else 'FAIL'}: must exceed +2)")
 
 
 if __name__ == "__main__":
