@@ -219,9 +219,10 @@ def advance(
     call it. ``before_tutor(observation, info)`` sees every tutor turn, ``after_step()`` follows every step; a
     seat's exception propagates (the caller records or raises it).
     """
-    while not (env.terminations[seat] or env.truncations[seat]):
-        agent = env.agent_selection
-        obs, info = env.observe(agent), env.infos[agent]
+    raw = getattr(env, "unwrapped", env)  # read state from the env itself: each wrapper attribute costs a lookup chain
+    while not (raw.terminations[seat] or raw.truncations[seat]):
+        agent = raw.agent_selection
+        obs, info = raw.observe(agent), raw.infos[agent]
         if agent == "tutor" and before_tutor is not None:
             before_tutor(obs, info)
         if agent == "tutor" and info.get("observe_only"):
