@@ -9,7 +9,7 @@ with a status ``active`` / ``suppressed`` / ``repaired``, a Bloom level :math:`b
 
 .. math:: L_k^0 = \mathrm{clip}(\pi (1 - 0.5 d_k) + \epsilon,\ 0.01, 0.99) \cdot (0.6 + 0.4 \min_{p \in pre(k)} L_p^0)
 
-(the prerequisite factor is 1 without prerequisites), learn rate :math:`T_k = 0.25 \cdot speed \cdot (1 - 0.4 d_k)`,
+(the prerequisite factor is 1 without prerequisites), learn rate :math:`T_k = 0.35 \cdot speed \cdot (1 - 0.4 d_k)`,
 each task misconception held (``active``) with probability ``misconception_rate``, :math:`b = ` ``bloom_start``.
 
 **Answering.** Slip grows with anxiety, :math:`S' = S + 0.15\,anxiety`. An item over KCs :math:`K` is known with
@@ -144,10 +144,10 @@ SCAFFOLD_BOOST = 0.4
 P_FIRE_DIALOGUE, P_FIRE_EXPLAIN, P_FIRE_SUPPRESSED, P_FIRE_TEST = 0.75, 0.4, 0.05, 0.8
 P_REPAIR_SHOWN, P_REPAIR_UNSHOWN, P_SUPPRESS_SHOWN, P_SUPPRESS_UNSHOWN = 0.85, 0.3, 0.9, 0.7
 # conceptual change needs dissatisfaction: a counterexample right after the student used the idea convinces
-# (0.85); one to an idea it voiced earlier less (0.5); one to an idea it never voiced rarely (0.15)
+# (0.85); one to an idea it voiced earlier less (0.3); one to an idea it never voiced rarely (0.15)
 P_REPAIR_EARLIER, P_REPAIR_BLIND = 0.3, 0.15
 SECONDARY = 0.5  # true steps on other components in the same turn teach them at half an explanation's weight
-COMPETITION = 0.4  # an active misconception fires with p (1 - 0.6 L) of its component (see _competing)
+COMPETITION = 0.4  # an active misconception fires with p (1 - 0.4 L) of its component (see _competing)
 MONOTONY = 0.01  # engagement lost per earlier repeat of the same move (up to four)
 REPAIR_BONUS, TRANSFER_BOOST, TRANSFER_LINKED = 0.4, 1.5, 0.8
 P_RECALL, P_MEMORISE = 0.9, 0.95
