@@ -63,44 +63,46 @@ class Target:
 # can only be narrowed to the critical functions (the runner's resume, the judges' fail-closed paths) with
 # `# pragma: no mutate` comments in the modules themselves, several of which other work owns.
 # The targeted tests first: with -x most mutants die in them before the slower files run.
-_METRICS_TESTS = ("tests/test_mut_metrics.py", "tests/test_metrics.py")
+_METRICS_TESTS = ("tests/eval/test_mut_metrics.py", "tests/eval/test_metrics.py")
 # the reward-term registry (rewards/terms.py: register_term, import paths) has its own test file
-_REWARD_TESTS = ("tests/test_mut_rewards.py", "tests/test_rewards.py", "tests/test_reward_registry.py")
-_JUDGE_TESTS = ("tests/test_mut_judges.py", "tests/test_judges.py")
+_REWARD_TESTS = ("tests/rewards/test_mut_rewards.py", "tests/rewards/test_rewards.py",
+                 "tests/rewards/test_reward_registry.py")
+_JUDGE_TESTS = ("tests/eval/test_mut_judges.py", "tests/eval/test_judges.py")
 TARGETS: tuple[Target, ...] = (
     Target("eval/metrics/stats.py", _METRICS_TESTS),
     Target("eval/metrics/educationq.py", _METRICS_TESTS),
     Target("eval/metrics/suite.py", _METRICS_TESTS),
-    Target("eval/metrics/mathdial.py", (*_METRICS_TESTS, "tests/test_peers_mathdial.py")),
+    Target("eval/metrics/mathdial.py", (*_METRICS_TESTS, "tests/eval/test_peers_mathdial.py")),
     Target("eval/metrics/mrbench.py", _METRICS_TESTS),
     Target("rewards/sid.py", _METRICS_TESTS),
     Target("rewards/gate.py", _REWARD_TESTS),
     Target("rewards/rubric.py", _REWARD_TESTS),
     Target("rewards/terms.py", _REWARD_TESTS),
     # the detector (not its --eval command line)
-    Target("envs/leak.py", ("tests/test_mut_leak.py", "tests/test_leak.py"),
+    Target("envs/leak.py", ("tests/envs/test_mut_leak.py", "tests/envs/test_leak.py"),
            ("_form", "_target", "_targets", "_givens", "_given_valued", "_restates_givens", "_value_mentions",
             "_mention_matches", "_letter_patterns", "_letters_referenced", "_letter_leak", "_parts", "_split_values",
             "find_leaks")),
-    Target("envs/grading.py", ("tests/test_mut_grading.py", "tests/test_grading.py")),
-    Target("envs/tutoring.py", ("tests/test_mut_tutoring.py", "tests/test_mut_tutoring_phases.py",
-                                "tests/test_env_api.py"),
+    Target("envs/grading.py", ("tests/envs/test_mut_grading.py", "tests/envs/test_grading.py")),
+    Target("envs/tutoring.py", ("tests/envs/test_mut_tutoring.py", "tests/envs/test_mut_tutoring_phases.py",
+                                "tests/envs/test_env_api.py"),
            ("TutoringEnv.step", "TutoringEnv._student_step", "TutoringEnv._tutor_step", "TutoringEnv._answer_item",
             "TutoringEnv._credit", "TutoringEnv._start_posttest", "TutoringEnv._finish")),
     # the runner's resume: the records file and the resume rule (eval/run_folder.py since the harness split), and
     # how pending episodes are cut into chunks
-    Target("eval/run_folder.py", ("tests/test_mut_runner.py", "tests/test_runner.py"),
+    Target("eval/run_folder.py", ("tests/eval/test_mut_runner.py", "tests/eval/test_runner.py"),
            ("read_records", "_record_key", "_identity", "prepare_output")),
-    Target("eval/runner.py", ("tests/test_mut_runner.py", "tests/test_runner.py"), ("_chunks",)),
+    Target("eval/runner.py", ("tests/eval/test_mut_runner.py", "tests/eval/test_runner.py"), ("_chunks",)),
     Target("eval/judges/judge.py", _JUDGE_TESTS,
            ("Verdict.n_failed", "Verdict.ok", "Verdict.failed", "parse_sample", "aggregate",
             "Judge.judge_many", "Judge._generate")),
     Target("eval/judges/sid.py", _JUDGE_TESTS, ("sid_rubric_metrics", "_summary")),
     # the student model's update rules, respond() (the turn's learning step) included, against the tests that pin
-    # its documented equations to literal values; tests/test_student_model.py (statistical effects over hundreds
+    # its documented equations to literal values; tests/agents/test_student_model.py (statistical effects over hundreds
     # of seeded episodes, about a minute a run here) is left out: a survivor would run it whole
-    Target("agents/student/model.py", ("tests/test_mut_student_respond.py", "tests/test_mut_student_answer.py",
-                                       "tests/test_student_equations.py"),
+    Target("agents/student/model.py", ("tests/agents/test_mut_student_respond.py",
+                                       "tests/agents/test_mut_student_answer.py",
+                                       "tests/agents/test_student_equations.py"),
            ("respond", "p_correct", "_slip", "_mislead", "_preference", "_competing", "_fire", "_repair",
             "begin_posttest", "item_mastery", "answer_item")),
 )

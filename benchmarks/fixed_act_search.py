@@ -4,7 +4,7 @@ components), against ``socratic``, per persona family.
 A tutoring simulator whose best fixed act out-teaches the adaptive tutor rewards a script, not teaching. The
 table lists, per family, socratic's gain and the best fixed acts' paired differences from it (± s.e.); the
 last lines say whether any fixed act beats socratic by more than two standard errors anywhere.
-``tests/test_adaptivity.py`` asserts the same on a smaller grid.
+``tests/agents/test_adaptivity.py`` asserts the same on a smaller grid.
 
     python benchmarks/fixed_act_search.py --seeds 6
     python benchmarks/fixed_act_search.py --ppo runs/train/ppo__default__0/policy.zip   # what PPO learned

@@ -2,7 +2,7 @@
 
 Every tutor plays the same specs (math + stem, personas of the four families, 8 tutor turns, default reward);
 the table gives, per tutor, the mean isomorphic learning gain and reward, and the paired difference from
-socratic with its standard error. ``tests/test_reward_validity.py`` asserts the margins on a smaller sample.
+socratic with its standard error. ``tests/rewards/test_reward_validity.py`` asserts the margins on a smaller sample.
 
     python benchmarks/reward_validity.py --seeds 8
 """

@@ -3,7 +3,7 @@
 Every tutor plays the same episodes (every persona x seeds 0..N-1 on one task set, 8 tutor turns); the table
 gives each tutor's mean gain with its standard error and the paired differences socratic - lecturer and
 lecturer - random. Episodes of one seed share a task, so the standard errors are optimistic for families
-with many similar personas. ``tests/test_ranking.py`` asserts the ordering on the math curriculum.
+with many similar personas. ``tests/eval/test_ranking.py`` asserts the ordering on the math curriculum.
 
     python benchmarks/tutor_ranking.py --task-set math --seeds 40
 """

@@ -4,7 +4,7 @@ An episode is fixed by its spec, and its spec's ``seed`` is the only seed: the e
 policy seat is reset with ``derive_seed(seed, role)``. The harness (:func:`eval.rollout.run_episode`), the
 batched rollout (:mod:`eval.batch`), ``tutorzoo play`` and the Gymnasium views (:mod:`envs.single_agent`) all
 call this function, so the same spec and tutor play the same transcript through each of them
-(``tests/test_one_spec_one_episode.py``).
+(``tests/envs/test_one_spec_one_episode.py``).
 
 The role is folded in as the sum of its bytes. That is a weak mix (anagrams collide), kept because every
 recorded seed and benchmark number rests on it; the roles in use (``tutor``, ``student``, ``persona``) differ.

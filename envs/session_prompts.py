@@ -7,7 +7,7 @@ the students (``agents/prompts``).
 - ``test_answer_format.txt``: the line after each pre-/post-test question.
 
 The files ship as package data (``*.txt``). A file's final newline is not part of its prompt, so that an editor
-that adds one changes nothing; ``tests/test_session_prompts.py`` checks that the env's messages are the files'.
+that adds one changes nothing; ``tests/envs/test_session_prompts.py`` checks that the env's messages are the files'.
 
 Example::
 

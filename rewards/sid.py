@@ -2,7 +2,7 @@
 
 Lives in ``rewards`` (not ``eval``) because reward terms need it and ``eval`` depends on ``rewards``, not the reverse.
 
-Conventions where the paper is silent (each a test in tests/test_metrics.py):
+Conventions where the paper is silent (each a test in tests/eval/test_metrics.py):
 
 - no tutor turn: SD, IKT, IKT_with_students and L3GR are ``None`` (0/0 is undefined, and scoring an empty
   dialogue 0 or 1 would pretend to a measurement); SV and SC are 0 (no strategy, no intent was used);

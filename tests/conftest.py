@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
+
+# the shared helpers (chat_server, *_fixtures, peer_files) live here, beside the per-package folders
+# (tests/envs, tests/agents, tests/rewards, tests/train, tests/eval) that mirror the code
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # no hub access at test time: anything not on disk must fail fast instead of trying to download
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -103,7 +103,7 @@ minutes; fresh learning is fragile).
 Why one module of ~700 lines: the state, the answering rule, the response to an act, repair and forgetting are one
 system of equations whose constants interact (a repair's mastery bonus feeds the firing competition, the repeat
 decay and the expertise reversal scale the same learning step); they are documented together above and pinned
-together by ``tests/test_student_equations.py``, and a split would scatter one model over files that each make
+together by ``tests/agents/test_student_equations.py``, and a split would scatter one model over files that each make
 sense only with the others. What is not the model lives elsewhere: the persona parameters
 (``agents/student/personas.py``), the words (``verbaliser.py``) and the PettingZoo-facing policy (``policy.py``).
 

@@ -2,7 +2,7 @@
 
 Each one exploits a cheap signal a naive reward would pay for — question marks, strategy cue words, praise,
 the answer said in pieces, the student's own words, text aimed at an LLM judge — and each is used by
-``tests/test_reward_robustness.py`` to show that the default reward (``configs/rewards/default.yaml``) ranks
+``tests/rewards/test_reward_robustness.py`` to show that the default reward (``configs/rewards/default.yaml``) ranks
 it below the ``socratic`` tutor. They read only what any tutor sees (``info["task"]``, ``info["messages"]``,
 ``info["pretest"]``) and are deterministic under ``reset(seed)``.
 

@@ -2,7 +2,7 @@
 controls that teach in their own words (which must be credited).
 
 ``benchmarks/reward_validity.py`` prints each probe's paired difference from ``socratic``;
-``tests/test_reward_validity.py`` asserts the margins. Each probe reads only what a tutor sees (the public task
+``tests/rewards/test_reward_validity.py`` asserts the margins. Each probe reads only what a tutor sees (the public task
 view, the messages, the pre-test results), except ``probe_posttest``, which is handed the hidden post-test on
 purpose (the strongest form of teaching to the test).
 

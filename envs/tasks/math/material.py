@@ -115,7 +115,7 @@ def make_kc(
 
     try:
         # Built on every env reset: the nested models skip validation (the static material is checked once per
-        # process in _validated_once below and deeply by tests/test_math_curriculum.py); Task validates the links.
+        # process in _validated_once below and deeply by tests/envs/test_math_curriculum.py); Task validates the links.
         kc = KnowledgeComponent.model_construct(
             id=kc_id,
             name=r["name"],

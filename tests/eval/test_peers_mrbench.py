@@ -12,7 +12,7 @@ from eval.references import load_mrbench, mrbench_speaker
 from eval.score import main as score_main
 from tests.peer_files import peer_file
 
-DATA = Path(__file__).parent / "data" / "peers" / "mrbench"
+DATA = Path(__file__).resolve().parents[1] / "data" / "peers" / "mrbench"
 V1 = DATA / "MRBench_V1_excerpt.json"
 V3 = DATA / "mrbench_v3_devset_excerpt.json"
 

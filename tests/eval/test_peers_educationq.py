@@ -15,7 +15,7 @@ from eval.score import main as score_main
 from eval.suite import load_suite
 from tests.peer_files import peer_file
 
-DATA = Path(__file__).parent / "data" / "peers" / "educationq"
+DATA = Path(__file__).resolve().parents[1] / "data" / "peers" / "educationq"
 LLAMA = DATA / "GPQA-diamond_Teacher-llama31-70b-instruct_excerpt.json"
 MINI = DATA / "GPQA-diamond_Teacher-gpt-4o-mini_excerpt.json"
 LOG_DIR = "src/data/output/EduQ-Bench_Student-llama31-70b-instruct/GPQA-diamond/interactions_results"

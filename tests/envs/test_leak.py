@@ -11,7 +11,7 @@ import pytest
 from envs.errors import DatasetError
 from envs.leak import KINDS, AnswerKey, LeakReport, evaluate, find_leaks, main
 
-CASES = Path(__file__).parent / "data" / "leak_cases.jsonl"
+CASES = Path(__file__).resolve().parents[1] / "data" / "leak_cases.jsonl"
 
 PIZZA = AnswerKey("pizza", "5/6", key_steps=("6", "3/6", "2/6"))
 PIZZA_GIVENS = ("Maya ate 1/2 of a pizza and then 1/3 of it. What fraction did she eat?",)

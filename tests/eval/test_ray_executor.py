@@ -19,7 +19,7 @@ from eval.leaderboard import build, write_report
 from eval.runner import run_suite
 from eval.suite import load_suite
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
 
 

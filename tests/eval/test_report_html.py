@@ -23,7 +23,7 @@ pytest.importorskip("matplotlib")
 from eval.report_html import render_html, write_html_report  # noqa: E402
 from eval.tracking import run_metadata  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 TUTORS = ("socratic", "lecturer", "random")
 ENV_SECRET = "sk-envsecret-report-0123456789"

@@ -1,6 +1,6 @@
 """Test-item answers, forgetting and relapse of the student model, exact (agents/student/model.py docstring).
 
-As in tests/test_mut_student_respond.py the draws are scripted: a draw just under a documented probability
+As in tests/agents/test_mut_student_respond.py the draws are scripted: a draw just under a documented probability
 makes the event happen, one at or just over it does not, so each probability is pinned by a literal value.
 """
 
@@ -10,8 +10,8 @@ import pytest
 
 from agents.student.model import answer_item, begin_posttest, item_mastery, p_correct
 from envs.tasks.base import Item
+from tests.agents.test_mut_student_respond import ADD, EPS, EQ, MIX, student
 from tests.student_fixtures import TASK
-from tests.test_mut_student_respond import ADD, EPS, EQ, MIX, student
 
 PRE_ADD, PRE_COMPARE = TASK.pretest[0], TASK.pretest[1]  # 5/6 (add_across answers 2/5); choice B of 3
 

@@ -5,7 +5,7 @@ module's constants), so a changed constant, a dropped factor or a flipped bounda
 The draws are scripted (:class:`Draws`) rather than seeded: a draw just under a probability makes the event
 happen and one just over does not, which pins the probability itself; a draw of exactly 0 pins ``<`` against
 ``<=`` (a probability-0 event never happens). Learn rates are set by hand (``T = 0.3``), so these tests pin the
-update rules, not the learn-rate constant (tests/test_student_equations.py does that).
+update rules, not the learn-rate constant (tests/agents/test_student_equations.py does that).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from agents.student.personas import load_distribution
 from envs.acts import TutorAct
 from envs.tasks import get_task_set
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from fixed_act_search import family_specs, search  # noqa: E402
 

@@ -21,7 +21,7 @@ from envs.config import EpisodeSpec
 from envs.errors import ConfigError
 from envs.spaces import ACT_NVEC, MAX_KCS
 
-CONFIG = Path(__file__).resolve().parents[1] / "configs" / "train" / "ppo.yaml"
+CONFIG = Path(__file__).resolve().parents[2] / "configs" / "train" / "ppo.yaml"
 STEM = EpisodeSpec(task_set="stem", task_id=None, persona="weak_knowledge_partly_wrong", seed=3)
 
 

@@ -228,7 +228,7 @@ def _run_agreement(*args: str) -> subprocess.CompletedProcess:
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "eval.cli"]
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
     return subprocess.run([*cmd, "agreement", *args], capture_output=True, text=True, env=env, timeout=300,
-                          cwd=Path(__file__).resolve().parents[1])
+                          cwd=Path(__file__).resolve().parents[2])
 
 
 def _rows(out: str) -> dict[str, list[str]]:

@@ -22,7 +22,7 @@ from rich.console import Console
 from envs.config import EpisodeSpec
 from eval.play import DEFAULT_SUMMARY, PROMPT, TUTOR_NAME, annotation_line, main, play_episode
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable  # the interpreter running the tests, in whatever checkout or virtualenv
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07]*\x07|[@-Z\\-_])")
 TURNS = ("Which side of the triangle is the height?",

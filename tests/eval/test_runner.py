@@ -25,8 +25,8 @@ from eval.kinds import KINDS, get_kind, kind_for
 from eval.runner import read_records, run_suite
 from eval.suite import Suite, load_suite
 
-ROOT = Path(__file__).resolve().parents[1]
-TESTS = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[2]
+TESTS = Path(__file__).resolve().parents[1]
 KILL_ARGS = ["--no-html", "--suite", "default", "--limit", "6", "--tutor", "runner_fixtures:SlowSocratic",
              "--tutor", "lecturer"]
 

@@ -13,7 +13,7 @@ import pytest
 from envs.errors import ConfigError
 from eval.suite import load_suite
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 SUITE = """
 name: twins

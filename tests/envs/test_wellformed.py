@@ -24,7 +24,7 @@ from envs.config import EpisodeSpec
 from envs.tasks import get_task_set
 from eval.rollout import run_episode
 
-GOLD = Path(__file__).resolve().parents[1] / "eval" / "data" / "gold_annotations.jsonl"
+GOLD = Path(__file__).resolve().parents[2] / "eval" / "data" / "gold_annotations.jsonl"
 
 # The labels of a malformed turn (envs/wellformed.py and envs/annotate.py docstrings).
 NO_CREDIT = {"intent": "check_understanding", "strategy": None, "guidance_level": "L1", "discipline_transfer": False,

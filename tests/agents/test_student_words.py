@@ -17,7 +17,7 @@ several personas and seeds) with the content reader (:mod:`envs.content`) and th
 
 ``survey()`` also measures the rate of inconsistent answers (the number reported for the issue)::
 
-    .venv/bin/python -c "from tests.test_student_words import report; report()"
+    .venv/bin/python -c "from tests.agents.test_student_words import report; report()"
 """
 
 from __future__ import annotations

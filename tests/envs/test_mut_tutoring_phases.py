@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from envs.tutoring import TutoringEnv
-from tests.test_mut_tutoring import QUESTION, Leaky, right
+from tests.envs.test_mut_tutoring import QUESTION, Leaky, right
 
 LIMIT = "The dialogue is over; the post-test is starting."
 

@@ -1,5 +1,5 @@
 """The rollout engine (envs/engine.py): how each kind of tutor is driven, episode indices named explicitly, the
-observer, StopEpisode and strict mode. Byte-identity across entry points is tests/test_one_spec_one_episode.py."""
+observer, StopEpisode and strict mode. Byte-identity across entry points is tests/envs/test_one_spec_one_episode.py."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from eval.references import load_mathdial
 from eval.score import main as score_main
 from tests.peer_files import peer_file
 
-DATA = Path(__file__).parent / "data" / "peers" / "mathdial"
+DATA = Path(__file__).resolve().parents[1] / "data" / "peers" / "mathdial"
 
 
 def _utterances_to_turns(utterances: list[str]) -> list[dict]:

@@ -371,5 +371,5 @@ LESSON_FILES = (
 
 
 def test_library_is_exactly_the_listed_lessons():
-    on_disk = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "configs" / "lessons").glob("*.yaml"))
+    on_disk = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "configs" / "lessons").glob("*.yaml"))
     assert on_disk == list(LESSON_FILES)

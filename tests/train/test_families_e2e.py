@@ -4,7 +4,7 @@ downloaded model would be — no hand fix of the pad token, no template edits.
 
 Steps per family: rollout (batched and sequential), LLM and hybrid students, judge and LLM annotator, SFT (the
 mask covers exactly the tutor's tokens), GRPO (no failed episode; with an LLM student on one family), DPO.
-Run one family with ``-k qwen3``; all with ``pytest tests/test_families_e2e.py -m slow``.
+Run one family with ``-k qwen3``; all with ``pytest tests/train/test_families_e2e.py -m slow``.
 """
 
 from __future__ import annotations

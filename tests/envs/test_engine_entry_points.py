@@ -1,7 +1,7 @@
 """One spec, one episode, for the training entry points on the rollout engine: DPO's state collection and
 replays give the harness's episode for the deterministic ``socratic`` tutor (the CLI, the batched rollout, the
-Gymnasium views and ``play`` are tests/test_one_spec_one_episode.py; GRPO's rollout_func is exercised on the tiny
-model in tests/test_train_grpo.py)."""
+Gymnasium views and ``play`` are tests/envs/test_one_spec_one_episode.py; GRPO's rollout_func is exercised on the tiny
+model in tests/train/test_train_grpo.py)."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ from eval.metrics import episode_metrics
 from eval.rollout import run_episode
 from rewards.terms import canonical_transcript
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TUTOR_SID_KEYS = {"teacher_intent", "teaching_strategy", "teacher_guidance_level", "discipline", "discipline_transfer"}
 
 
