@@ -96,12 +96,12 @@ class OracleTutor(ActTutor):
         lk = st.mastery[kc.id]
         options = []
         if lk < 0.45:
-            options = [("introduce_concept", None, "L1"), ("guide_reasoning", "hint", "L2"),
+            options = [("introduce_concept", None, "L1"), ("check_understanding", "scenario_question", "L1"),
                        ("introduce_concept", "contextualize", "L1")]
         elif lk < 0.8 or not kc.links:
             level = "L1" if st.bloom == 0 else "L2" if st.bloom <= 2 else "L3"
-            options = [("guide_reasoning", "follow_up_question", level), ("guide_reasoning", "break_down", level),
-                       ("check_understanding", "follow_up_question", level)]
+            options = [("guide_reasoning", "break_down", level), ("check_understanding", "scenario_question", level),
+                       ("guide_reasoning", "hint", level)]
         else:
             options = [("trigger_transfer", None, "L3"), ("guide_reasoning", "follow_up_question", "L3")]
         for intent, strategy, level in options:

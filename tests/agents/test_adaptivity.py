@@ -72,11 +72,12 @@ def test_best_act_differs_between_a_novice_and_a_strong_student() -> None:
 # The strongest fixed acts of the full grid (benchmarks/fixed_act_search.py), each played every turn while
 # cycling the task's components.
 STRONG_FIXED = (
-    ("introduce_concept", "scenario_question", "L1"),
     ("check_understanding", "scenario_question", "L1"),
+    ("introduce_concept", "corrective_feedback", "L1"),
+    ("check_understanding", "corrective_feedback", "L2"),
+    ("trigger_transfer", "scenario_question", "L1"),
+    ("introduce_concept", "scenario_question", "L2"),
     ("trigger_transfer", "scenario_question", "L3"),
-    ("trigger_transfer", "corrective_feedback", "L2"),
-    ("guide_reasoning", "scenario_question", "L2"),
     ("introduce_concept", None, "L1"),
 )
 
