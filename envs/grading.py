@@ -17,6 +17,11 @@ Free answers: the last ``answer is X`` / ``Answer: X`` / ``\\boxed{X}``, else ``
 the last number-like token. A percent key is asymmetric: ``equivalent("75", "75%")`` is true (the student
 dropped the sign of a percent question) but ``equivalent("75%", "75")`` is false (75% is 0.75).
 
+Why one module of ~600 lines: extraction (choice letters, free answers), the number parser (digits, fractions,
+mixed numbers, percents, number words) and the equivalence test are one contract -- "the student answered X" --
+whose edge cases interact (a percent key changes what extraction must keep; a number word changes what counts as
+a mention); the leak detector and the student's words reuse the same parser, so a split would only add imports.
+
 Example::
 
     >>> extract_choice("Both look close, but the answer is (C).", 4)
