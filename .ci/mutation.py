@@ -24,7 +24,10 @@ It is not part of ``make test``: run it with ``make mutation`` (all modules, 2 w
 ``make mutation MODULES="envs/tutoring.py agents/student/model.py"`` (``python .ci/mutation.py --module
 envs/tutoring.py``); ``--list`` only counts the mutants.
 
-Why not mutmut or cosmic-ray: see the note at ``TARGETS``.
+Why not mutmut or cosmic-ray: see the note at ``TARGETS``. Why one file of ~750 lines: it is a script run by
+``make mutation``, not a package module; its parts (the mutation operators, the traced selection of tests, the
+worker pool, the report) serve this one run, and about a third of it is the target table and the skip list with
+the reason for each skipped mutant.
 """
 
 from __future__ import annotations
