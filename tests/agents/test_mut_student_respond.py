@@ -785,3 +785,22 @@ def test_a_link_without_another_component_boosts_but_teaches_no_other(linked: st
     respond(state, act("trigger_transfer", kc=ADD, disciplines=("math", "physics")), NOTHING_HAPPENS)
     assert state.mastery[ADD] == pytest.approx(bkt(0.5, 0.85 * (1 - 0.8 * 0.5), 1.5, 0.6 + 0.4 * 0.5), abs=1e-12)
     assert (state.mastery[EQ], state.mastery[MIX]) == (0.5, 0.3)
+
+
+@pytest.mark.parametrize(("claims", "expected"), [
+    # a question alone: a failed attempt teaches a quarter
+    pytest.param((Claim(EQ, "true", question=True, demand="apply"),), bkt(0.5, 0.25), id="question-alone"),
+    # a question with one true statement on its component: scaffolded, a failure is worked through (half)
+    pytest.param((Claim(EQ, "true"), Claim(EQ, "true", question=True, demand="apply")), bkt(0.5, 0.5),
+                 id="with-a-true-step"),
+    # ... and with a false statement beside it (on another component) it is no scaffold, and trust falls to 0.8
+    pytest.param((Claim(EQ, "true"), Claim(MIX, "false"), Claim(EQ, "true", question=True, demand="apply")),
+                 bkt(0.5, 0.25, 0.8), id="with-a-falsehood"),
+])
+def test_a_question_with_true_content_on_its_component_is_scaffolded(claims, expected: float) -> None:
+    """Read from content: a question asked with a true statement on its component and nothing false is a scaffold
+    (the failed attempt weighs 0.5, not 0.25); the labels say no hint or break-down."""
+    state = student()
+    plan = respond(state, said(*claims, intent="guide_reasoning", is_question=True), NOTHING_HAPPENS)
+    assert plan.kind in ("wrong", "confused")
+    assert state.mastery[EQ] == pytest.approx(expected, abs=1e-12)
