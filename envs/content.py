@@ -813,7 +813,7 @@ _STEM_SYNONYMS = {
     "push": "forc", "pull": "forc", "press": "forc", "shov": "forc",
     "caus": "make", "mak": "make", "made": "make", "produc": "make", "creat": "make",
     "below": "under", "beneath": "under", "underneath": "under", "abov": "above",
-    "emit": "releas", "giv": "releas", "begin": "start", "began": "start", "halt": "stop",
+    "emit": "releas", "begin": "start", "began": "start", "halt": "stop",
     "travel": "mov", "quicker": "fast", "speedi": "fast", "speedy": "fast", "entir": "whol", "total": "whol",
     "identical": "equal", "equival": "equal", "equivalent": "equal",
 }

@@ -235,8 +235,7 @@ def test_the_env_reads_with_the_reader_it_is_given() -> None:
 
     said = "Water pushes the bottle up as hard as the bottle pushes the water down, so the rocket rises."
     for reader, expect_kc in ((failing, False), (None, True)):
-        env = tutoring_v0.env(task_set="stem", task_id="water_rocket", reader=reader, max_turns=2) \
-            if reader else tutoring_v0.env(task_set="stem", task_id="water_rocket", max_turns=2)
+        env = tutoring_v0.env(task_set="stem", task_id="water_rocket", reader=reader, max_turns=2)
         env.reset(seed=0)
         student = SimulatedStudent("all_round_partly_wrong")
         student.reset(seed=0)
