@@ -168,27 +168,37 @@ _ORDINALS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "qua
 _NW = "|".join(sorted(_NUM_WORDS, key=len, reverse=True))
 _ORD = "|".join(sorted(_ORDINALS, key=len, reverse=True))
 
-_REPLACE: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.IGNORECASE), r) for p, r in (
-    # an area's unit after a number (30 cm², 30 cm^2, 30 square metres): the number is the claim
-    (r"(?<=\d)\s*(?:(?:square|sq\.?)\s+(?:units?|(?:centi|milli|kilo)?met(?:re|er)s?|[ckm]?m)\b|"
-     r"[ckm]?m\s*(?:²|\^\s*2)(?![\d.]))", ""),
-    (r"\\[dt]?frac\s*\{([^{}]+)\}\s*\{([^{}]+)\}", r"(\1)/(\2)"),
-    (r"\\(?:times|cdot|ast)", "*"), (r"\\div", "/"), (r"\\(?:left|right|,|;|!|quad)", " "), (r"\\%", "%"),
-    (r"\\(?:lt)", "<"), (r"\\(?:gt)", ">"), (r"\\neq", "!="),
-    (r"[\$`]|\*\*|\\\(|\\\)|\\\[|\\\]", " "),
-    (r"[×·⋅∗]", "*"), (r"÷", "/"), (r"[−–—](?=\s*[\d(])", "-"), (r"≠", "!="),
-    (r"(?<=\d),(?=\d{3}(?!\d))", ""),  # 1,000
-    (r"(?<=\b\d)\s(?=\d{3}\b)|(?<=\b\d\d)\s(?=\d{3}\b)|(?<=\b\d\d\d)\s(?=\d{3}\b)", ""),  # 1 000
-    (rf"\b({_NW})[- ]({_ORD})\b", r"\1/\2"),  # three quarters, one-half
-    (rf"\ba ({_ORD})\b", r"1/\1"),
-    (r"\bdivided by\b", "/"), (r"\b(?:multiplied by|times)\b", "*"), (r"\bplus\b", "+"),
-    (r"\b(?:minus|take away)\b", "-"), (r"\bpercent\b|\bper cent\b", "%"),
-    (r"\b(?:is equal to|equals|is the same as|is equivalent to|gives you|gives|makes|comes to|works out to|"
-     r"results in|leaves)\b", "="),
-    (r"\b(?:(?:is|are) )?(?:greater|bigger|larger|more) than\b", ">"),
-    (r"\b(?:(?:is|are) )?(?:less|smaller|fewer) than\b", "<"),
-    (r"\b(?:(?:is|are) )?(?:equal to|the same as)\b", "="),
-))
+# Each rewrite with the words or signs it needs (lower case): a rewrite runs only when one of them is in the text
+# (None: always). Most turns hold few of them, and normalising is on the env's hot path (every turn is read).
+_ORD_STEMS = ("half", "halves", "third", "quarter", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+              "tenth", "twelfth", "hundredth")
+_REPLACE: tuple[tuple[re.Pattern[str], str, tuple[str, ...] | None], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), r, needs) for p, r, needs in (
+        # an area's unit after a number (30 cm², 30 cm^2, 30 square metres): the number is the claim
+        (r"(?<=\d)\s*(?:(?:square|sq\.?)\s+(?:units?|(?:centi|milli|kilo)?met(?:re|er)s?|[ckm]?m)\b|"
+         r"[ckm]?m\s*(?:²|\^\s*2)(?![\d.]))", "", ("sq", "²", "^")),
+        (r"\\[dt]?frac\s*\{([^{}]+)\}\s*\{([^{}]+)\}", r"(\1)/(\2)", ("\\",)),
+        (r"\\(?:times|cdot|ast)", "*", ("\\",)), (r"\\div", "/", ("\\",)),
+        (r"\\(?:left|right|,|;|!|quad)", " ", ("\\",)), (r"\\%", "%", ("\\",)),
+        (r"\\(?:lt)", "<", ("\\",)), (r"\\(?:gt)", ">", ("\\",)), (r"\\neq", "!=", ("\\",)),
+        (r"[\$`]|\*\*|\\\(|\\\)|\\\[|\\\]", " ", ("$", "`", "**", "\\")),
+        (r"[×·⋅∗]", "*", ("×", "·", "⋅", "∗")), (r"÷", "/", ("÷",)), (r"[−–—](?=\s*[\d(])", "-", ("−", "–", "—")),
+        (r"≠", "!=", ("≠",)),
+        (r"(?<=\d),(?=\d{3}(?!\d))", "", (",",)),  # 1,000
+        (r"(?<=\b\d)\s(?=\d{3}\b)|(?<=\b\d\d)\s(?=\d{3}\b)|(?<=\b\d\d\d)\s(?=\d{3}\b)", "", None),  # 1 000
+        (rf"\b({_NW})[- ]({_ORD})\b", r"\1/\2", _ORD_STEMS),  # three quarters, one-half
+        (rf"\ba ({_ORD})\b", r"1/\1", _ORD_STEMS),
+        (r"\bdivided by\b", "/", ("divided by",)), (r"\b(?:multiplied by|times)\b", "*", ("multiplied by", "times")),
+        (r"\bplus\b", "+", ("plus",)),
+        (r"\b(?:minus|take away)\b", "-", ("minus", "take away")),
+        (r"\bpercent\b|\bper cent\b", "%", ("percent", "per cent")),
+        (r"\b(?:is equal to|equals|is the same as|is equivalent to|gives you|gives|makes|comes to|works out to|"
+         r"results in|leaves)\b", "=",
+         ("equal", "same as", "equivalent", "gives", "makes", "comes to", "works out to", "results in", "leaves")),
+        (r"\b(?:(?:is|are) )?(?:greater|bigger|larger|more) than\b", ">", ("than",)),
+        (r"\b(?:(?:is|are) )?(?:less|smaller|fewer) than\b", "<", ("than",)),
+        (r"\b(?:(?:is|are) )?(?:equal to|the same as)\b", "=", ("equal to", "the same as")),
+    ))
 _WORD_NUM = re.compile(rf"\b({_NW})\b", re.IGNORECASE)
 _ORD_NUM = re.compile(rf"\b(\d+)/({_ORD})\b", re.IGNORECASE)
 _OF = re.compile(r"(\d+(?:\.\d+)?\s*%|\d+\s*/\s*\d+)\s+of\s+(?=[\d(])")
@@ -201,8 +211,12 @@ _IS = re.compile(r"(?<=[\d)%])\s+(?:is|are|was|will be|would be|as|=)\s+(?=[-(]?
 def normalise(text: str) -> str:
     """Math-friendly text: operators as symbols, numbers as digits (see the module docstring)."""
     s = text
-    for pat, rep in _REPLACE:
-        s = pat.sub(rep, s)
+    low = s.lower()
+    for pat, rep, needs in _REPLACE:
+        if needs is None or any(n in low for n in needs):
+            out = pat.sub(rep, s)
+            if out != s:
+                s, low = out, out.lower()
     s = _WORD_NUM.sub(lambda m: str(_NUM_WORDS[m.group(1).lower()]), s)
     s = _ORD_NUM.sub(lambda m: f"{m.group(1)}/{_ORDINALS[m.group(2).lower()]}", s)
     s = _OF.sub(lambda m: m.group(1) + " * ", s)
@@ -918,8 +932,7 @@ class ContentReader:
         # (a user's own task), the operations of the relations in its own worked example and explanation
         self._kc_ops = {k.id: KC_OPERATIONS[k.id] if k.id in KC_OPERATIONS else _operations_in(
             (k.worked_example, k.explanation, *(q.text for q in k.questions))) for k in task.knowledge_components}
-        self._kc_words = {k.id: frozenset(stem(w) for w in _WORD.findall(" ".join(k.keywords + (k.name,)).lower()))
-                          for k in task.knowledge_components}
+        self._kc_words = {k.id: _name_words(k.keywords + (k.name,)) for k in task.knowledge_components}
         self._mis = {m.id: m for m in task.misconceptions}
         # the curriculum's misconceptions have their rules (or none, by design); a user's own task gets inferred ones
         self._rules = {} if task.task_set in ("math", "stem") else {
@@ -948,7 +961,7 @@ class ContentReader:
         math = task.task_set == "math"
         # a math task's numbers are one instance's (its relations are checked exactly): its propositions are the
         # same for every draw of the family, so they are built once per wording with the digits masked
-        key = tuple((kc, t.translate(_NO_DIGITS) if math else t, kind, mis) for kc, t, kind, mis in entries
+        key = tuple((kc, _no_digits(t) if math else t, kind, mis) for kc, t, kind, mis in entries
                     if "{" not in t)
         self.props, self._by_stem = _indexed(key, math, self._topic)
 
@@ -1130,6 +1143,17 @@ def _numbers(text: str) -> frozenset[Fraction]:
 _DIGIT_RUN = re.compile(r"\d+")
 _ANY_DIGIT = re.compile(r"\d")
 _NO_DIGITS = str.maketrans("", "", "0123456789")
+
+
+@functools.lru_cache(maxsize=65536)  # a reader is built per episode; most of a math task's sentences recur
+def _no_digits(text: str) -> str:
+    return text.translate(_NO_DIGITS)
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_words(words: tuple[str, ...]) -> frozenset[str]:
+    """The stems of a component's keywords and name."""
+    return frozenset(stem(w) for w in _WORD.findall(" ".join(words).lower()))
 _PERCENT_WORD = re.compile(r"%|percent|per cent|\boff\b|discount", re.IGNORECASE)
 _PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|work out|solve|explain|describe|"
                      r"compare|show|estimate|predict|convert|simplify|tell me)\b", re.IGNORECASE)
