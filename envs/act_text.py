@@ -8,6 +8,8 @@ does not name it, as a tutor would.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from envs.acts import TutorAct
@@ -21,7 +23,8 @@ _STRATEGY_LEADS: dict[str, tuple[str, ...]] = {
     "analogy": ("Think of it as this: {analogy}", "It's like this: {analogy}"),
     "scenario_question": ("Imagine this: {scenario}", "Let's test that idea with a counterexample: {scenario}",
                           "Consider this scenario: {scenario}"),
-    "break_down": ("Let's break it down step by step.", "Let's take it one step at a time."),
+    # a break-down gives the first step it builds on (a scaffold is what the turn gives, not its cue phrase)
+    "break_down": ("Let's break it down step by step. First: {step}", "Let's take it one step at a time. First: {step}"),
     "encourage": ("Good thinking, keep going!", "You're on the right track.", "Don't worry, you can do this."),
     "corrective_feedback": ("Not quite. {negation}", "That's not right. {negation}"),
     "contextualize": ("In real life, {context}", "In everyday life, {context}"),
@@ -95,6 +98,7 @@ def _question(kc: KnowledgeComponent, level: str, rng: np.random.Generator) -> s
 
 def _fields(task: Task, kc: KnowledgeComponent | None, mis, rng: np.random.Generator) -> dict[str, str]:
     hint = _pick(rng, kc.hints) if kc is not None else "think about what you already know."
+    step = _first_sentence(kc.worked_example) if kc is not None and kc.worked_example else hint
     analogy = _pick(rng, kc.analogies) if kc is not None else "it is like many things you have seen before."
     if mis is not None:
         scenario = mis.counterexample
@@ -106,11 +110,17 @@ def _fields(task: Task, kc: KnowledgeComponent | None, mis, rng: np.random.Gener
     negation = mis.negation if mis is not None else (kc.explanation if kc is not None else "let's look again.")
     return {
         "hint": hint,
+        "step": step,
         "analogy": analogy,
         "scenario": scenario,
         "context": _lower_first(context),
         "negation": negation,
     }
+
+
+def _first_sentence(text: str) -> str:
+    head = re.split(r"(?<=[.!?])\s+", text.strip(), maxsplit=1)[0]
+    return head if head[-1:] in ".!?" else head + "."
 
 
 def _kc(task: Task, kc_id: str | None) -> KnowledgeComponent | None:

@@ -48,22 +48,29 @@ def _cue(*phrases: str) -> re.Pattern[str]:
 
 STRATEGY_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("scenario_question", _cue(r"imagine", r"suppose", r"what if", r"what would happen", r"picture this",
-                               r"let'?s say", r"pretend", r"scenario", r"if you had", r"counterexample")),
+                               r"let'?s say", r"pretend", r"scenario", r"if you had", r"counterexample",
+                               r"here(?:'s| is) a (?:case|situation)", r"consider (?:this|a|the) case",
+                               r"take (?:this|a) case", r"test (?:that|this|your) idea", r"think of a case")),
     ("analogy", _cue(r"it'?s like", r"is like", r"similar to", r"think of it as", r"just as", r"analogy",
-                     r"like a", r"the same way")),
+                     r"like a", r"the same way", r"an analogy", r"compare (?:it )?(?:to|with)", r"resembles")),
     ("break_down", _cue(r"step by step", r"let'?s break", r"break it down", r"one step at a time",
-                        r"first step", r"step \d", r"smaller (?:steps|parts|pieces)", r"start with")),
+                        r"first step", r"step \d", r"smaller (?:steps|parts|pieces)", r"start with",
+                        r"piece by piece", r"bit by bit", r"one (?:piece|part|thing|bit) at a time",
+                        r"go(?:ing)? slowly", r"small(?:er)? (?:chunks|bits)", r"walk you through", r"in stages")),
     ("hint", _cue(r"hint", r"clue", r"here'?s a tip", r"try thinking", r"remember that", r"notice that",
-                  r"look at")),
+                  r"look at", r"(?:one|a|quick|small) (?:pointer|nudge)", r"try this", r"think about")),
     ("corrective_feedback", _cue(r"not quite", r"that'?s not", r"that is not", r"incorrect", r"a mistake",
-                                 r"careful", r"isn'?t right", r"not right", r"wrong", r"not correct")),
+                                 r"careful", r"isn'?t right", r"not right", r"wrong", r"not correct",
+                                 r"not exactly", r"almost", r"close, but", r"double-check", r"hmm")),
     ("contextualize", _cue(r"in real life", r"everyday", r"real[- ]world", r"at the (?:store|shop|market)",
                            r"in the kitchen", r"when you (?:cook|shop|travel|build)")),
     ("encourage", _cue(r"great", r"good job", r"well done", r"nice", r"right track", r"don'?t worry",
-                       r"keep going", r"excellent", r"good thinking", r"you can do", r"good try")),
+                       r"keep going", r"excellent", r"good thinking", r"you can do", r"good try", r"good work",
+                       r"nice work", r"you'?ve got this", r"keep it up", r"good effort", r"good question")),
 )
 _FOLLOW_UP = _cue(r"why", r"how did", r"how do you know", r"can you explain", r"what makes you", r"and then",
-                  r"what next", r"tell me more", r"what do you notice")
+                  r"what next", r"tell me more", r"what do you notice", r"walk me through", r"say more",
+                  r"what stands out", r"your reasoning")
 
 # An imperative task prompt ("Write 40% as a decimal.") asks for an answer just as a question does.
 _PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|work out|solve|explain|describe|"
@@ -76,7 +83,8 @@ _BRIDGE = _cue(r"connect", r"link", r"in physics", r"in chemistry", r"in biology
                r"an artist", r"a chemist", r"a physicist", r"a biologist", r"another subject", r"think about how")
 _EXPLAIN = _cue(r"means", r"is called", r"definition", r"is defined", r"the rule", r"here'?s how",
                 r"let me (?:explain|show)", r"worked example", r"for example", r"we (?:can|need to)",
-                r"the idea is", r"works like this", r"because")
+                r"the idea is", r"works like this", r"because", r"watch how", r"here(?:'s| is) how",
+                r"the key idea", r"this is how", r"follow along")
 _CLOSED = re.compile(r"^\s*(?:is|are|does|do|can|did|was|were|will|would|should|has|have)\b|"
                      r"\b(?:what is|what's|how many|how much|which|true or false|yes or no|does that make sense)\b",
                      re.IGNORECASE)

@@ -7,12 +7,19 @@ mode the verbalised utterance is read like any other.
 A turn is split into sentences. Each sentence yields :class:`Claim` s of two sorts:
 
 **Math** (every task set; the task's own numbers are never required). The sentence is normalised (LaTeX
-``\frac{3}{4}``, ``×``, ``÷``, ``−``, markdown, number words such as "three quarters", "divided by", "percent",
-"x% of y", thousands separators), then each relation chain ``E1 = E2 < E3 …`` (also written "is equal to",
-"is greater than", …) is evaluated exactly with :class:`fractions.Fraction`; an expression followed by ``= ?``
+``\frac{3}{4}``, ``\tfrac12``, ``×``, ``÷``, ``−``, ``½``, markdown emphasis and list bullets, number words
+such as "thirty-two", "three hundred and five", "seventeen point five", "negative one", "three quarters", "half
+of", prose arithmetic such as "subtracting 7 from 8", "multiply 4 by 5", "divided by", "percent", "x% of y",
+"25% off 80", thousands separators, "4 x 5"), then each relation chain ``E1 = E2 < E3 …`` (also written "is
+equal to", "is greater than", "becomes", "gives", "we get", ", which is", "→" between expressions …; a named
+first side such as "Area = …" is the chain's subject) is evaluated exactly with :class:`fractions.Fraction`.
+The families' relational claims said in prose ("a triangle with base 6 and height 4 has an area of 12", "the
+perimeter of an 8 by 5 rectangle is 26", "180 km at 60 km/h takes 3 hours") are read as the computation they
+state. An expression followed by ``= ?``
 or asked for in a question ("What is 1/2 + 1/3?") is a *question* whose answer the env can compute. Linear
 equations in one unknown are checked by their solution set (``3x + 5 = 20`` and ``x = 5`` agree). Lengths,
-masses, volumes and times convert through their units. A claim is ``true``, ``false`` or ``unchecked``; it
+masses, volumes and times convert through their units; rates, areas and a unit on one side only are checked on
+the numbers as written, and only agreement counts. A claim is ``true``, ``false`` or ``unchecked``; it
 exercises the knowledge component (KC) whose *computation* it performs (:data:`KC_OPERATIONS`: adding unlike
 fractions exercises ``common_denominator`` and ``adding_fractions`` whatever words surround it), never the KC
 whose name it says. Each misconception with a computable wrong rule (:data:`WRONG_RULES`) is evaluated on the
@@ -24,7 +31,9 @@ has none, the sentences of its explanation, worked example and expected answers)
 ``belief`` and ``refutations`` (default: its counterexample) become bags of stemmed content words with a
 polarity. A sentence that covers at least half of a proposition's words (and three of them) states it; a
 negation the proposition does not have (or lacks one it has) makes the statement false. Stating a belief
-without negating it affirms the misconception; matching a refutation is a counterexample. Questions that
+without negating it affirms the misconception, unless the sentence quotes or names it as wrong ("a common
+misconception is that …", "Myth: …", "you may have heard that …, but"); matching a refutation is a
+counterexample. A component's hints are true statements on it (the content a hint turn gives). Questions that
 cover a proposition are gradeable questions on its KC; their *demand* (recall / apply / explain / transfer)
 is read from what they ask.
 
@@ -164,24 +173,28 @@ _NUM_WORDS.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy
 _ORDINALS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fourth": 4,
              "fourths": 4, "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6, "seventh": 7, "sevenths": 7,
              "eighth": 8, "eighths": 8, "ninth": 9, "ninths": 9, "tenth": 10, "tenths": 10, "twelfth": 12,
-             "twelfths": 12, "hundredth": 100, "hundredths": 100}
+             "twelfths": 12, "eleventh": 11, "elevenths": 11, "fifteenth": 15, "fifteenths": 15, "sixteenth": 16,
+             "sixteenths": 16, "twentieth": 20, "twentieths": 20, "hundredth": 100, "hundredths": 100,
+             "thousandth": 1000, "thousandths": 1000}
 _NW = "|".join(sorted(_NUM_WORDS, key=len, reverse=True))
 _ORD = "|".join(sorted(_ORDINALS, key=len, reverse=True))
 
 # Each rewrite with the words or signs it needs (lower case): a rewrite runs only when one of them is in the text
 # (None: always). Most turns hold few of them, and normalising is on the env's hot path (every turn is read).
 _ORD_STEMS = ("half", "halves", "third", "quarter", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
-              "tenth", "twelfth", "hundredth")
+              "tenth", "eleventh", "twelfth", "fifteenth", "sixteenth", "twentieth", "hundredth", "thousandth")
 _REPLACE: tuple[tuple[re.Pattern[str], str, tuple[str, ...] | None], ...] = tuple(
     (re.compile(p, re.IGNORECASE), r, needs) for p, r, needs in (
         # an area's unit after a number (30 cm², 30 cm^2, 30 square metres): the number is the claim
         (r"(?<=\d)\s*(?:(?:square|sq\.?)\s+(?:units?|(?:centi|milli|kilo)?met(?:re|er)s?|[ckm]?m)\b|"
-         r"[ckm]?m\s*(?:²|\^\s*2)(?![\d.]))", "", ("sq", "²", "^")),
+         r"[ckm]?m\s*(?:²|\^\s*2)(?!\d|\.\d))", "", ("sq", "²", "^")),
         (r"\\[dt]?frac\s*\{([^{}]+)\}\s*\{([^{}]+)\}", r"(\1)/(\2)", ("\\",)),
+        (r"\\[dt]?frac\s*(\d)\s*(\d)", r"(\1)/(\2)", ("\\",)),  # \tfrac12
         (r"\\(?:times|cdot|ast)", "*", ("\\",)), (r"\\div", "/", ("\\",)),
-        (r"\\(?:left|right|,|;|!|quad)", " ", ("\\",)), (r"\\%", "%", ("\\",)),
+        (r"\\(?:left\b|right\b|,|;|!|quad\b)", " ", ("\\",)), (r"\\%", "%", ("\\",)),
         (r"\\(?:lt)", "<", ("\\",)), (r"\\(?:gt)", ">", ("\\",)), (r"\\neq", "!=", ("\\",)),
-        (r"[\$`]|\*\*|\\\(|\\\)|\\\[|\\\]", " ", ("$", "`", "**", "\\")),
+        (r"\\(?:Rightarrow|Longrightarrow|implies|rightarrow|to)\b|[→⇒⟹]|=>|->", " → ", ("\\", "→", "⇒", "⟹", ">")),
+        (r"\\?[\$`]|\*\*|\\\(|\\\)|\\\[|\\\]", " ", ("$", "`", "**", "\\")),
         (r"[×·⋅∗]", "*", ("×", "·", "⋅", "∗")), (r"÷", "/", ("÷",)), (r"[−–—](?=\s*[\d(])", "-", ("−", "–", "—")),
         (r"≠", "!=", ("≠",)),
         (r"(?<=\d),(?=\d{3}(?!\d))", "", (",",)),  # 1,000
@@ -197,7 +210,65 @@ _REPLACE: tuple[tuple[re.Pattern[str], str, tuple[str, ...] | None], ...] = tupl
          ("equal", "same as", "equivalent", "gives", "makes", "comes to", "works out to", "results in", "leaves")),
         (r"\b(?:(?:is|are) )?(?:greater|bigger|larger|more) than\b", ">", ("than",)),
         (r"\b(?:(?:is|are) )?(?:less|smaller|fewer) than\b", "<", ("than",)),
-        (r"\b(?:(?:is|are) )?(?:equal to|the same as)\b", "=", ("equal to", "the same as")),
+        (r"\b(?:(?:is|are) )?(?:equal to|the same (?:ratio |fraction |number |amount )?as)\b", "=",
+         ("equal to", "the same")),
+        # a step's result: "4 × 5 becomes 20", "6 + 32, which is 38", "so we get 41"
+        (r"\s*,?\s*\b(?:which|that) (?:is|gives(?: us| you)?|makes|equals|comes to)\b", " = ", ("which", "that")),
+        (r"\b(?:becomes?|turns into|(?:we|you|I) get|to get|to give|costs?|you pay)\b", "=",
+         ("become", "turns into", "get", "give", "cost", "pay")),
+        (r"\b(?:one |a )?half of\b", "1/2 of", ("half",)),
+    ))
+_VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅖": (2, 5), "⅗": (3, 5),
+           "⅘": (4, 5), "⅙": (1, 6), "⅚": (5, 6), "⅛": (1, 8), "⅜": (3, 8), "⅝": (5, 8), "⅞": (7, 8)}
+_VULGAR_RE = re.compile(r"(\d+)?\s*([" + "".join(_VULGAR) + "])")
+
+
+def _vulgar(m: re.Match) -> str:
+    n, d = _VULGAR[m.group(2)]
+    return f" ({m.group(1)} + {n}/{d})" if m.group(1) else f" ({n}/{d})"
+
+
+# numbers written in words, compounds included ("thirty-two", "three hundred and five"); a bare "hundred" and
+# "a hundred" are in _NUM_WORDS
+_ONES_W = "one|two|three|four|five|six|seven|eight|nine"
+_TEENS_W = "ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen"
+_TENS_W = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+_BELOW100 = rf"(?:(?:{_TENS_W})(?:[- ](?:{_ONES_W}))?|{_TEENS_W}|{_ONES_W}|zero)"
+_BELOW1000 = rf"(?:(?:{_ONES_W}|a) hundred(?:(?: and)? {_BELOW100})?|{_BELOW100})"
+_NUMBER_WORDS = re.compile(rf"\b{_BELOW1000}(?: thousand(?:(?: and)? {_BELOW1000})?)?\b", re.IGNORECASE)
+
+
+def _word_number(m: re.Match) -> str:
+    total = current = 0
+    for w in re.split(r"[- ]+", m.group(0).lower()):
+        if w == "hundred":
+            current = max(current, 1) * 100
+        elif w == "thousand":
+            total, current = total + max(current, 1) * 1000, 0
+        elif w in _NUM_WORDS:
+            current += _NUM_WORDS[w]
+    return str(total + current)
+
+
+# arithmetic said in words, once its numbers are digits: "subtracting -7 from -8", "multiply 4 by 5"
+_N = r"(-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?)"
+_VERBAL: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), r, needs) for p, r, needs in (
+        (rf"\b(?:subtract(?:ing|ed)?|tak(?:e|ing) away)\s+{_N}\s+from\s+{_N}", r"(\2) - (\1)", ("from",)),
+        (rf"\b(?:add(?:ing|ed)?|the sum of)\s+{_N}\s+(?:and|to)\s+{_N}", r"(\1) + (\2)", ("add", "sum")),
+        (rf"\b(?:multipl(?:y|ying|ied)|the product of)\s+{_N}\s+(?:by|and)\s+{_N}", r"(\1) * (\2)",
+         ("multipl", "product")),
+        (rf"\b(?:divid(?:e|ing|ed))\s+{_N}\s+by\s+{_N}", r"(\1) / (\2)", ("divid",)),
+        (rf"\b(?:the difference between)\s+{_N}\s+and\s+{_N}", r"(\1) - (\2)", ("difference",)),
+        (rf"(\d+(?:\.\d+)?)\s*%\s+off\s+(?:of\s+)?(?:an?\s+|the\s+)?(\d+(?:\.\d+)?)", r"(\2 - \1% of \2)", ("off",)),
+        (r"(\d+(?:\.\d+)?)\s+with\s+(?:a\s+)?(\d+(?:\.\d+)?)\s*%\s+(?:off|discount)\b", r"(\1 - \2% of \1)",
+         ("off", "discount")),
+        (r"(?<=\d) x (?=\d)", " * ", (" x ",)),  # 4 x 5
+        (r"(?<=\d) over (?=\d)", "/", (" over ",)),  # three over four
+        (r"\b(\d+) point (\d(?: \d)*)\b", "", ("point",)),  # seventeen point five (joined below)
+        (r"\bnegative (?=\d)", "-", ("negative",)),
+        # a 3:4 ratio, in a sentence that says it is one (07:00 + 12:25 = 19:25 is a clock)
+        (r"(\d+)(?::|\s:\s)(\d+)(?=\s*(?:=|is\b|are\b|and\b|,|\.|;|\)|$))", r"(\1/\2)", ("ratio",)),
     ))
 _WORD_NUM = re.compile(rf"\b({_NW})\b", re.IGNORECASE)
 _ORD_NUM = re.compile(rf"\b(\d+)/({_ORD})\b", re.IGNORECASE)
@@ -217,7 +288,25 @@ def normalise(text: str) -> str:
             out = pat.sub(rep, s)
             if out != s:
                 s, low = out, out.lower()
+    if any(c in s for c in _VULGAR):
+        s = _VULGAR_RE.sub(_vulgar, s)
+    s = _NUMBER_WORDS.sub(_word_number, s)
     s = _WORD_NUM.sub(lambda m: str(_NUM_WORDS[m.group(1).lower()]), s)
+    low = s.lower()
+    for pat, rep, needs in _VERBAL:
+        if any(n in low for n in needs):
+            if "point" in needs:
+                s = pat.sub(lambda m: m.group(1) + "." + m.group(2).replace(" ", ""), s)
+            else:
+                s = pat.sub(rep, s)
+            low = s.lower()
+    if not _REL.search(s):
+        s = _relational(s)
+    if "→" in s:  # arrows: a step to the next expression, or from one equation to the next
+        parts = s.split("→")
+        s = (" ; " if sum(bool(_REL.search(p)) for p in parts) > 1 else " = ").join(parts)
+    if not _SCALE_WORDS.search(s):  # "on the map, 1 cm is 10 km" is a scale, not a conversion
+        s = _UNIT_IS.sub(r"\1 = ", s)
     s = _ORD_NUM.sub(lambda m: f"{m.group(1)}/{_ORDINALS[m.group(2).lower()]}", s)
     s = _OF.sub(lambda m: m.group(1) + " * ", s)
     s = _PERCENT.sub(lambda m: f"({m.group(1)}/100)", s)
@@ -247,6 +336,45 @@ for _names, _dim, _factor in (
     for _n in _names:
         _UNITS[_n] = (_dim, _factor)
 _UNIT_RE = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
+# the families' relational claims said in prose, written out as the computation they state ("a triangle with
+# base 6 and height 4 has an area of 12" is 1/2 × 6 × 4 = 12)
+_Q = r"(\d+(?:\.\d+)?)"
+_U = rf"(?:\s*(?:{_UNIT_RE})\b)?"
+_BASE = re.compile(rf"\bbase\s+(?:of\s+|is\s+|=\s*)?{_Q}|{_Q}{_U}\s+base\b", re.IGNORECASE)
+_HEIGHT = re.compile(rf"\b(?:height|tall)\s+(?:of\s+|is\s+|=\s*)?{_Q}|{_Q}{_U}\s+(?:high|tall|height)\b", re.IGNORECASE)
+_AREA = re.compile(rf"\barea\b.{{0,30}}?(?:\bof|\bis|=|\bcomes to|\bbe)\s*(?:only\s+)?{_Q}(?!\s*(?:by|\*|x)\b)",
+                   re.IGNORECASE)
+_BY = re.compile(rf"{_Q}{_U}\s*(?:by|\*)\s*{_Q}{_U}", re.IGNORECASE)
+_PERIM = re.compile(rf"\bperimeter\b.{{0,30}}?(?:\bof|\bis|=|\bcomes to|\bbe)\s*(?:only\s+)?{_Q}(?!\s*(?:by|\*|x)\b)",
+                    re.IGNORECASE)
+_TRIP = re.compile(rf"(?:{_Q}\s*(km|m|miles?)\b.{{0,30}}?\bat\s+{_Q}\s*(?:km/h|km per hour|kph|m/s)|"
+                   rf"\bat\s+{_Q}\s*(?:km/h|km per hour|kph|m/s)\W{{0,3}}\s*{_Q}\s*(km|m|miles?)\b)"
+                   rf".{{0,20}}?\btakes?\s+{_Q}\s*(?:h|hours?|hrs?)\b", re.IGNORECASE)
+
+
+def _relational(s: str) -> str:
+    low = s.lower()
+    if "area" in low and ("triangl" in low or "rectangl" in low or "parallelogram" in low):
+        b, h, a = _BASE.search(s), _HEIGHT.search(s), _AREA.search(s)
+        if b and h and a:
+            half = "1/2 * " if "triangl" in low else ""
+            return f"{s} ; {half}{b.group(1) or b.group(2)} * {h.group(1) or h.group(2)} = {a.group(1)}"
+    if "perimeter" in low and "rectangl" in low:
+        by, per = _BY.search(s), _PERIM.search(s)
+        if by and per:
+            return f"{s} ; 2 * ({by.group(1)} + {by.group(2)}) = {per.group(1)}"
+    if "take" in low:
+        m = _TRIP.search(s)
+        if m:
+            dist, unit, speed = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(5), m.group(6),
+                                                                                       m.group(4))
+            return f"{s} ; {dist} {unit} / {speed} km/h = {m.group(7)} h"
+    return s
+
+
+_SCALE_WORDS = re.compile(r"\b(?:maps?|scales?|models?|drawings?|plans?|represents?|stands? for)\b", re.IGNORECASE)
+# "3 metres is 300 centimetres": "is" between a quantity and a number
+_UNIT_IS = re.compile(rf"(\d\s*(?:{_UNIT_RE})\.?)\s+(?:is|are|was|equals)\s+(?=[-(]?\d)", re.IGNORECASE)
 
 _TOKEN = re.compile(rf"\s*(?:(?P<num>\d+(?:\.\d+)?)(?:\s*(?P<unit>{_UNIT_RE})(?![a-z]))?|(?P<var>[a-z])(?![a-z])|"
                     r"(?P<op>[-+*/()]))", re.IGNORECASE)
@@ -515,6 +643,8 @@ def _continued(node: Node, carry: list) -> Node:
     value, prev = carry[0]
     if node.left.op == "num" and node.left.value == value:
         return Node(node.op, replace(prev, paren=True), node.right)
+    if node.right is not None and node.right.op == "num" and node.right.value == value:  # 21 + 20 after 4 × 5 = 20
+        return Node(node.op, node.left, replace(prev, paren=True))
     if node.left.op in ("+", "-", "*", "/"):
         inner = _continued(node.left, carry)
         return node if inner is node.left else Node(node.op, inner, node.right)
@@ -807,9 +937,11 @@ _SYNONYMS = {
 }
 _SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ed", "ity", "ies", "es", "s", "ly")
 # comparatives spelled as one word, read as "more X" / "less X" so their direction is seen
-_COMPARATIVE = {"denser": "more dense", "heavier": "more heavy", "lighter": "less heavy", "hotter": "more hot",
-                "cooler": "less hot", "deeper": "more deep", "shallower": "less deep", "stronger": "more strong",
-                "weaker": "less strong", "higher": "rise", "longer": "more long", "shorter": "less long"}
+# ("greater", not the stop word "more": "denser" must say its direction as "less dense" does)
+_COMPARATIVE = {"denser": "greater dense", "heavier": "greater heavy", "lighter": "less heavy",
+                "hotter": "greater hot", "cooler": "less hot", "deeper": "greater deep", "shallower": "less deep",
+                "stronger": "greater strong", "weaker": "less strong", "weakens": "less strong",
+                "weaken": "less strong", "higher": "rise", "longer": "greater long", "shorter": "less long"}
 _COMPARATIVE_RE = re.compile(r"\b(" + "|".join(_COMPARATIVE) + r")\b")
 # stems that say a direction on one axis: a sentence that says the opposite direction of a proposition's on an
 # axis they share contradicts it ("floats if less dense" vs "floats if denser"); two flips cancel ("the more
@@ -849,8 +981,12 @@ def stem(word: str) -> str:
 
 _INTERJECTION = re.compile(r"^\s*(?:no|nope|not quite)\b[,.!:;]?|,\s*(?:not|rather than|instead of)\b[^,.;]*",
                            re.IGNORECASE)
-_REPORTED = re.compile(r"\b(?:says?|said|thinks?|thought|claims?|believes?|someone|a friend|a classmate|your rule|"
-                       r"by this rule|you said|your idea|the rule gives|would you|if you)\b", re.IGNORECASE)
+# a belief quoted or named as wrong, not asserted ("A common misconception is that …", "Myth: …")
+_REPORTED = re.compile(r"\b(?:says?|said|thinks?|thought|claims?|believes?|belief|someone|a friend|a classmate|"
+                       r"your rule|by this rule|you said|your idea|the rule gives|would you|if you|"
+                       r"misconceptions?|myths?|mistak(?:e|es|en|enly)|heard|contrary|false|wrong(?:ly)?|"
+                       r"incorrect(?:ly)?|errors?|fallac(?:y|ies)|assum(?:e|es|ed|ing|ption)|supposedly|"
+                       r"misunderstand\w*|trap|pitfall)\b", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -896,7 +1032,7 @@ class Proposition:
     sign: tuple[tuple[str, int], ...] = ()  # the direction it says on each axis (see :func:`polarity`)
 
 
-_SENT = re.compile(r"(?<=[.!?;:])\s+|\n+")
+_SENT = re.compile(r"(?<=[.!?;])\s+|(?<=\S:)\s+|\n+")  # a ratio "3 : 4" stays whole
 # clause boundaries inside a sentence of the curriculum (a proposition is also made of each clause)
 _CLAUSE = re.compile(r",\s*(?:so|and|while|whereas|whatever|which|because|since)\b|\s+(?:so that|because|while|"
                      r"whereas|and|but)\s+|,\s+|\s*;\s*|\s+-\s+|\s*\(|\)\s*", re.IGNORECASE)
@@ -950,10 +1086,19 @@ class ContentReader:
             texts = [*k.facts, *sentences(k.explanation), *sentences(k.worked_example),
                      *(q.expected for q in k.questions if q.expected and len(q.expected) > 20)]
             entries += [(k.id, t, "fact", None) for t in texts]
-            # a bridge to another discipline says something true about the component
+            # a bridge to another discipline says something true about the component; so does a hint (the fact
+            # a hint points to is the content a scaffold gives)
             entries += [(k.id, link.bridge, "fact", None) for link in k.links]
+            entries += [(k.id, h, "fact", None) for h in k.hints]
             # what the curriculum asks about the component (each has an answer)
             entries += [(k.id, q.text, "question", None) for q in k.questions]
+        # the task's own solution and summary are true content, each sentence on the component whose words it
+        # shares most (the first on a tie)
+        for text in (*task.solution, task.summary):
+            for sent in sentences(text):
+                words = _name_words((sent,))
+                kc = max(self.kc_ids, key=lambda k: len(self._kc_words[k] & words))
+                entries.append((kc, sent, "fact", None))
         for m in task.misconceptions:
             entries.append((m.kc, m.belief, "belief", m.id))
             # stated observations and the scenario
@@ -976,10 +1121,15 @@ class ContentReader:
 
     def _read(self, text: str) -> Reading:
         claims: list[Claim] = []
+        text = _plain(text)
         # ``x = 9`` is checked against the equation the turn works on (its first full equation), else the task's
         reference: Lin | None = _equation_of(text) or _task_equation(self.task)
         carry: list = []  # the last true step's (value, expression): "9 × 10 = 90; 90 ÷ 2 = 45" goes on from it
+        prev = ""
         for sent in sentences(text):
+            # "Myth: heavy things sink.": a label before a colon frames what follows it
+            framed = prev.endswith(":") and bool(_REPORTED.search(prev))
+            prev = sent.rstrip()
             norm = normalise(sent)
             asked = sent.rstrip().endswith("?") or bool(_PROMPT.search(sent))
             # no digit, no checkable relation or computable question
@@ -987,7 +1137,9 @@ class ContentReader:
                 else ([], reference)
             claims += math_claims
             if not math_claims:
-                claims += self._facts(sent, asked)
+                claims += self._facts(sent, asked, framed)
+            elif not any(c.refutes for c in math_claims):  # a computation that is also the counterexample said
+                claims += [c for c in self._facts(sent, asked, framed) if c.refutes and c.verdict == TRUE]
         return Reading(tuple(claims)) if claims else EMPTY
 
     # -- math
@@ -1014,7 +1166,9 @@ class ContentReader:
                 continue
             # bare whole numbers equated (``5 = 5``, or prose read as ``3 = 30`` from "3 tens make 30") state
             # nothing checkable; decimals compared (``0.5 > 0.45``) and quantities with units (``3 km = 3000 m``) do
-            if all(n.op == "num" and "." not in n.text and not n.dim for n in nodes) and "=" in rels:
+            if all(n.op == "num" for n in nodes) and "=" in rels and (
+                    all("." not in n.text and not n.dim for n in nodes)
+                    or any(n.dim for n in nodes) and not all(n.dim for n in nodes)):  # "= 50 000 cm": a number kept
                 continue
             for rel, (a, b) in zip(rels, zip(nodes, nodes[1:], strict=False), strict=False):
                 v = _check([a, b], [rel], reference)[0]
@@ -1027,7 +1181,7 @@ class ContentReader:
         if not out and asked:
             # "What is 1/2 + 1/3?": an expression asked for
             for span in _MATH_SPAN.findall(norm):
-                node = parse(span.strip(" ?"))
+                node = parse(span.strip(" ?.,"))
                 if node is not None and _const(node) is not None and (_ops(node) & {"+", "-", "*"} or (
                         node.op == "/" and not _is_fraction(node))):
                     out.append(self._claim("=", [node], TRUE, question=True, raw=raw))
@@ -1065,7 +1219,7 @@ class ContentReader:
         return Claim(kc, verdict, question, affirms, tuple(refutes), demand)
 
     # -- propositions
-    def _facts(self, sent: str, asked: bool) -> list[Claim]:
+    def _facts(self, sent: str, asked: bool, framed: bool = False) -> list[Claim]:
         if self._names is not None:  # a component's name names the topic; it says nothing about it
             sent = self._names.sub(" ", sent)
         stems, negs = content_stems(_NUMBERLESS.sub(" ", sent))
@@ -1111,9 +1265,9 @@ class ContentReader:
         if p.numbers and len(said) == len(p.numbers) and not (said & p.numbers):
             agrees = False  # the proposition restated with every quantity changed
         # a contradiction is only read off a close match both ways (a longer sentence's "not" may be another clause's)
-        strong = best[2] >= 0.7 and best[3] >= 0.6
+        strong = best[2] >= 0.7 and best[3] > 0.6
         if p.kind == "belief":
-            if _REPORTED.search(sent):
+            if framed or _REPORTED.search(sent):
                 return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact")]  # the idea quoted, not asserted
             if agrees:
                 return [Claim(p.kc, FALSE, False, p.misconception, (), None, "fact")]
@@ -1124,6 +1278,16 @@ class ContentReader:
             return [Claim(p.kc, TRUE if agrees else FALSE, False, None, (p.misconception,) if agrees else (),
                           None, "fact")]
         return [Claim(p.kc, TRUE if agrees else FALSE, False, None, (), None, "fact")]
+
+
+# markdown an LLM writes: emphasis, headings, list bullets and numbers at a line's start (a "- 21 + 20" bullet is
+# not a negative number)
+_MARKDOWN = re.compile(r"\*\*|__|^[ \t]*(?:#{1,6}|[-*+•]|\d{1,2}[.)])[ \t]+", re.MULTILINE)
+
+
+def _plain(text: str) -> str:
+    return _MARKDOWN.sub(" ", text) if ("*" in text or "_" in text or "#" in text or "\n" in text
+                                         or text.lstrip()[:1] in "-+•") else text
 
 
 _NUMBERLESS = re.compile(r"\{[^}]*\}")
@@ -1193,12 +1357,22 @@ def _chains(norm: str) -> list[str]:
         chain = chain if t not in ("", None) else chain
     if len(chain) >= 3:
         out.append("".join(chain))
-    return [c for c in out if all(p.strip() for p in _REL.split(c)[0::2])]
+    return [c for c in map(_unlabelled, out) if all(p.strip() for p in _REL.split(c)[0::2])]
 
 
-_TAIL = re.compile(rf"(?:[-(]*\s*\d[\d\s.+\-*/()%x]*(?:\s*(?:{_UNIT_RE})\b)?[\d\s.+\-*/()%x]*)$", re.IGNORECASE)
+def _unlabelled(chain: str) -> str:
+    """A chain without a named first side ("Area = 1/2 × 6 × 4 = 12": the area is the chain's subject) when two
+    sides with math remain. (A last side that is not math stays: "… = 20.8 dollars" may count something else.)"""
+    parts = _REL.split(chain)
+    while len(parts) >= 5 and not parts[0].strip():
+        parts = parts[2:]
+    return "".join(parts)
+
+
+# the math at the end / start of a piece of prose; a quantity's unit may follow each number ("6 cm × 4 cm")
+_TAIL = re.compile(rf"(?:[-(]*\s*\d(?:[\d\s.+\-*/()%x]|(?<=[\d\s])(?:{_UNIT_RE})\b)*)$", re.IGNORECASE)
 _HEAD = re.compile(rf"^\s*(?:\?|[-(]*\s*[\d(][\d\s.+\-*/()%x]*(?:\s*(?:{_UNIT_RE})\b)?(?:\s*[-+*/]\s*[\d(]"
-                   rf"[\d\s.+\-*/()%x]*)*)", re.IGNORECASE)
+                   rf"[\d\s.+\-*/()%x]*(?:\s*(?:{_UNIT_RE})\b)?)*)", re.IGNORECASE)
 
 
 def _trailing_math(piece: str) -> str:
@@ -1210,10 +1384,13 @@ def _leading_math(piece: str) -> str:
     m = _HEAD.match(piece)
     if not m:
         return ""
-    rest = piece[m.end():].lstrip()
+    head = m.group(0)
+    while head.count("(") > head.count(")"):  # "= 14 (not 20)": the aside is not part of the value
+        head = head[: head.rindex("(")]
+    rest = piece[len(head):].lstrip()
     if rest[:1].isalpha() and not rest.lower().startswith(("and ", "so ", "then ", "which ", "because ", "but ")):
         return ""  # "0.5 is 5 dimes": a count of something else, not a value to check
-    return m.group(0).rstrip(" .,")
+    return head.rstrip(" .,")
 
 
 def _infer_rule(mid: str, task: Task) -> Callable[[Node], Fraction | None] | None:
@@ -1256,11 +1433,13 @@ def _check(nodes: list[Node], rels: list[str], reference: Lin | None) -> tuple[b
     if any(v is None for v in vals):
         return None, reference
     dims = {leaf.dim for n in nodes for leaf in _leaves(n)}
-    if "speed" in dims:
-        return None, reference  # rates combine dimensions this checker does not track
     side_dims = [{leaf.dim for leaf in _leaves(n)} - {None} for n in nodes]
-    if any(side_dims) and (not all(side_dims) or any(len(d) > 1 for d in side_dims)):
-        return None, reference  # "90 ÷ 60 = 1.5 hours": a unit on one side only is a reading, not a claim
+    if "speed" in dims or any(side_dims) and (not all(side_dims) or any(len(d) > 1 for d in side_dims)):
+        # rates, areas and a unit on one side only ("180 km ÷ 60 km/h = 3 h", "6 cm × 4 cm ÷ 2 = 12",
+        # "90 ÷ 60 = 1.5 hours") combine dimensions this checker does not track: the numbers as written are
+        # checked, and only agreement counts (a mismatch may be a unit change, so it is not called false)
+        ok, ref = _check([_unitless(n) for n in nodes], rels, reference)
+        return (True, ref) if ok else (None, reference)
     has_var = any(v[0] != 0 for v in vals)
     ok = True
     for rel, a, b in zip(rels, vals, vals[1:], strict=False):
@@ -1280,6 +1459,16 @@ def _check(nodes: list[Node], rels: list[str], reference: Lin | None) -> tuple[b
         x, y = a[1], b[1]
         ok = ok and {"=": x == y, "!=": x != y, "<": x < y, ">": x > y, "<=": x <= y, ">=": x >= y}[rel]
     return ok, reference
+
+
+def _unitless(node: Node) -> Node:
+    """``node`` with each quantity's number as written and no unit."""
+    if node.op == "num":
+        return replace(node, value=Fraction(node.text), dim=None) if node.dim else node
+    if node.op == "var":
+        return node
+    return replace(node, left=_unitless(node.left) if node.left else None,
+                   right=_unitless(node.right) if node.right else None)
 
 
 def _wrong_verdict(mid: str, rel: str, nodes: list[Node],

@@ -24,8 +24,9 @@ answer and its wrong steps; a memorised item (its answer was told) is recalled w
 keyed by item id, so it does not transfer to isomorphic items.
 
 **Response to a tutor act.** Demand :math:`D` = ``GUIDANCE_TO_BLOOM[level]`` (L1 0, L2 1, L3 3), lowered by one
-for a scaffold (``hint``, ``break_down``; read from content: a question asked with a true statement on its
-component and nothing false in the same turn); gap :math:`g = D - b`; zone *above* if :math:`g \ge 2`, *below* if
+for a scaffold (read from content: a question asked with a true statement on its component -- the hint's fact,
+the break-down's first step -- and nothing false in the same turn; the cue words of a hint or break-down alone
+scaffold nothing; an act built by hand is taken at its ``hint`` / ``break_down`` label); gap :math:`g = D - b`; zone *above* if :math:`g \ge 2`, *below* if
 :math:`g \le -2`, else *within* (the ZPD). Per turn :math:`e \leftarrow e - decay`, and an act with no target
 KC (off topic, or content-free) costs another 0.08; *below* costs a strong student :math:`0.15 \max(L_k, b/5)`
 engagement (boredom); *above* raises anxiety; ``encourage`` does :math:`e \leftarrow e + 0.3 (1 - e)` and
@@ -356,9 +357,10 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
         question = bool(asked)
         n_true = reading.true_statements(kc) if kc is not None else 0
         demand = DEMAND_TO_BLOOM[asked[0].demand or "apply"] if asked else GUIDANCE_TO_BLOOM[act.guidance_level]
-    # a scaffold: a hint or break-down move, or (read from content) a question asked with true content on its
-    # component in the same turn -- the step or fact it builds on -- and nothing false beside it
-    scaffold = act.strategy in SCAFFOLDS or (
+    # a scaffold: read from content, a question asked with true content on its component in the same turn -- the
+    # hint's fact or the break-down's first step it builds on -- and nothing false beside it (a "step by step"
+    # cue alone scaffolds nothing); an act built by hand is taken at its hint / break-down label
+    scaffold = (labelled and act.strategy in SCAFFOLDS) or (
         not labelled and question and n_true >= 1 and not reading.false_statements())
     if scaffold and demand > 0:
         demand -= 1

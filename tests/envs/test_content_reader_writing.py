@@ -1,0 +1,107 @@
+"""The content reader reads correct teaching however it is written: number words, markdown, LaTeX, arrows,
+prose arithmetic, labelled chains, units, the families' relational claims; a misconception named as one is
+quoted, not affirmed. Each case is a sentence an outside tutor (or an LLM) wrote, read on the task it teaches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from envs.content import FALSE, TRUE, ContentReader, normalise
+from envs.tasks import get_task_set
+
+_READERS: dict[tuple[str, str], ContentReader] = {}
+
+
+def _reader(task_set: str, task_id: str) -> ContentReader:
+    if (task_set, task_id) not in _READERS:
+        _READERS[task_set, task_id] = ContentReader.for_task(
+            get_task_set(task_set).build(task_id, np.random.default_rng(0)))
+    return _READERS[task_set, task_id]
+
+
+TRUE_ON_KC = [
+    # number words, compounds included
+    ("order_of_operations", "Twenty-one plus four times five equals forty-one.", "operation_precedence"),
+    ("two_digit_addition", "Eighteen plus thirty-nine is fifty-seven.", None),
+    ("percent_discount", "Twenty-five percent of eighty is twenty.", None),
+    ("triangle_area", "Seventeen point five is half of thirty-five.", None),
+    ("integer_subtraction", "Negative eight minus negative seven is negative one.", "subtracting_integers"),
+    # prose arithmetic and result verbs
+    ("integer_subtraction", "Subtracting -7 from -8 gives -1.", "subtracting_integers"),
+    ("order_of_operations", "Then we get 21 + 20, which is 41.", None),
+    ("order_of_operations", "4 × 5 becomes 20, so 21 + 4 × 5 becomes 41.", "operation_precedence"),
+    ("order_of_operations", "21 + 4 x 5 = 41.", "operation_precedence"),
+    # markdown, LaTeX, unicode
+    ("order_of_operations", "So 21 + 4 × 5 = **41**.", "operation_precedence"),
+    ("triangle_area", "Area = ½ × 6 × 4 = 12.", "triangle_area"),
+    ("triangle_area", "$A = \\tfrac12 \\cdot 6 \\cdot 4 = 12$", "triangle_area"),
+    ("triangle_area", "- **Step 1:** $\\frac{1}{2} \\times 5 \\times 7 = 17.5$", "triangle_area"),
+    ("percent_discount", "$80 \\times 0.75 = \\$60$", None),
+    # arrows between expressions, a step's aside, units
+    ("order_of_operations", "Doing the multiplication first, 21 + 4 × 5 → 21 + 20 → 41.", "operation_precedence"),
+    ("order_of_operations", "2 + 3 × 4 = 14 (not 20).", "operation_precedence"),
+    ("triangle_area", "1/2 × 6 cm × 4 cm = 12 cm².", "triangle_area"),
+    ("unit_conversion", "3 metres is 300 centimetres.", None),
+    ("travel_time", "180 km ÷ 60 km/h = 3 h.", None),
+    # the families' relational claims in prose
+    ("triangle_area", "A triangle with base 6 and height 4 has an area of 12.", "triangle_area"),
+    ("rectangle_perimeter", "The perimeter of an 8 by 5 rectangle is 26.", None),
+    ("travel_time", "180 km at 60 km/h takes 3 hours.", None),
+    ("percent_discount", "$80 with 25% off costs $60.", None),
+    ("ratio_scaling", "The ratio 3:4 is the same ratio as 9:12.", "equivalent_ratios"),
+]
+
+
+@pytest.mark.parametrize(("task_id", "text", "kc"), TRUE_ON_KC)
+def test_true_math_however_written_is_read_true(task_id, text, kc) -> None:
+    reading = _reader("math", task_id).read(text)
+    verdicts = [c.verdict for c in reading.claims if c.source == "math"]
+    assert verdicts and all(v == TRUE for v in verdicts), (text, normalise(text), reading)
+    if kc is not None:
+        assert reading.kc == kc, (text, reading)
+
+
+@pytest.mark.parametrize(("task_id", "text"), [
+    ("order_of_operations", "Six plus thirty-two is thirty-nine."),
+    ("integer_subtraction", "Subtracting -7 from -8 gives -15."),
+    ("triangle_area", "A triangle with base 6 and height 4 has an area of 24."),
+    ("triangle_area", "Area = ½ × 6 × 4 = 24."),
+    ("order_of_operations", "Twenty-one plus four times five equals one hundred and twenty-five."),
+])
+def test_the_same_forms_with_a_wrong_number_are_false(task_id, text) -> None:
+    reading = _reader("math", task_id).read(text)
+    assert any(c.verdict == FALSE for c in reading.claims), (text, normalise(text), reading)
+
+
+def test_a_wrong_rule_in_words_affirms_its_misconception() -> None:
+    reading = _reader("math", "order_of_operations").read("Twenty-one plus four times five is one hundred and twenty-five.")
+    assert reading.affirmed == ("strictly_left_to_right",), reading
+
+
+def test_a_markdown_question_is_a_question() -> None:
+    reading = _reader("math", "triangle_area").read("**Your turn:** compute $\\frac{1}{2} \\times 5 \\times 4$.")
+    assert [c.question for c in reading.claims] == [True] and reading.kc == "triangle_area"
+
+
+def test_clock_times_are_not_ratios() -> None:
+    assert "/" not in normalise("The next high tide is at about 07:00 + 12:25 = 19:25.")
+    assert normalise("Step 1: 4 × 5 = 20") == "Step 1: 4 * 5 = 20"
+
+
+def test_a_scale_is_not_a_conversion() -> None:
+    assert "=" not in normalise("On the map, 1 cm is 10 km.")
+
+
+@pytest.mark.parametrize("frame", [
+    "A common misconception is that {b}.", "It's a myth that {b}.", "Myth: {b}.",
+    "You may have heard that {b}, but that's wrong.", "It is a mistake to assume that {b}.",
+    "Contrary to popular belief, it is false that {b}.",
+])
+def test_a_belief_named_as_wrong_is_not_affirmed(frame) -> None:
+    reader = _reader("stem", "ship_buoyancy")
+    for m in reader.task.misconceptions:
+        belief = m.belief.rstrip(".")
+        text = frame.format(b=belief[0].lower() + belief[1:])
+        assert not reader.read(text).affirmed, (text, reader.read(text))
+        assert reader.read(belief + ".").affirmed == (m.id,)  # stated outright, it is affirmed
