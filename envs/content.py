@@ -1099,6 +1099,12 @@ class ContentReader:
                 words = _name_words((sent,))
                 kc = max(self.kc_ids, key=lambda k: len(self._kc_words[k] & words))
                 entries.append((kc, sent, "fact", None))
+        # a test item's question, asked again (with other numbers in math), is a gradeable question on its component
+        for item in (*task.pretest, *task.posttest):
+            on = [k for k in self.kc_ids if k in item.kcs]
+            if on:  # the item's component whose words its question shares most (its first on a tie)
+                words = _name_words((item.stem,))
+                entries.append((max(on, key=lambda k: len(self._kc_words[k] & words)), item.stem, "question", None))
         for m in task.misconceptions:
             entries.append((m.kc, m.belief, "belief", m.id))
             # stated observations and the scenario
@@ -1129,7 +1135,7 @@ class ContentReader:
         for sent in sentences(text):
             # "Myth: heavy things sink.": a label before a colon frames what follows it
             framed = prev.endswith(":") and bool(_REPORTED.search(prev))
-            prev = sent.rstrip()
+            context, prev = prev, sent.rstrip()
             norm = normalise(sent)
             asked = sent.rstrip().endswith("?") or bool(_PROMPT.search(sent))
             # no digit, no checkable relation or computable question
@@ -1137,7 +1143,10 @@ class ContentReader:
                 else ([], reference)
             claims += math_claims
             if not math_claims:
-                claims += self._facts(sent, asked, framed)
+                found = self._facts(sent, asked, framed)
+                if not found and asked and context:  # "A sail is 10 m along the bottom, 5 m tall. What is its area?"
+                    found = [c for c in self._facts(f"{context} {sent}", True) if c.question]
+                claims += found
             elif not any(c.refutes for c in math_claims):  # a computation that is also the counterexample said
                 claims += [c for c in self._facts(sent, asked, framed) if c.refutes and c.verdict == TRUE]
         return Reading(tuple(claims)) if claims else EMPTY
