@@ -804,3 +804,18 @@ def test_a_question_with_true_content_on_its_component_is_scaffolded(claims, exp
     plan = respond(state, said(*claims, intent="guide_reasoning", is_question=True), NOTHING_HAPPENS)
     assert plan.kind in ("wrong", "confused")
     assert state.mastery[EQ] == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("strategy", ["hint", "break_down"])
+def test_a_scaffold_cue_without_content_scaffolds_nothing(strategy: str) -> None:
+    """Read from content, a hint or break-down is what the turn gives: the label alone (its cue words) with only a
+    question on the component is no scaffold (a failed attempt weighs 0.25, not 0.5); with a true step beside the
+    question it is one."""
+    state = student()
+    respond(state, said(Claim(EQ, "true", question=True, demand="apply"), intent="guide_reasoning",
+                        strategy=strategy, is_question=True), NOTHING_HAPPENS)
+    assert state.mastery[EQ] == pytest.approx(bkt(0.5, 0.25), abs=1e-12)
+    state = student()
+    respond(state, said(Claim(EQ, "true"), Claim(EQ, "true", question=True, demand="apply"), intent="guide_reasoning",
+                        strategy=strategy, is_question=True), NOTHING_HAPPENS)
+    assert state.mastery[EQ] == pytest.approx(bkt(0.5, 0.5), abs=1e-12)

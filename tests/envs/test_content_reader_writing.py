@@ -105,3 +105,25 @@ def test_a_belief_named_as_wrong_is_not_affirmed(frame) -> None:
         text = frame.format(b=belief[0].lower() + belief[1:])
         assert not reader.read(text).affirmed, (text, reader.read(text))
         assert reader.read(belief + ".").affirmed == (m.id,)  # stated outright, it is affirmed
+
+
+def test_hints_the_solution_and_the_summary_are_true_content() -> None:
+    reader = _reader("stem", "ship_buoyancy")
+    task = reader.task
+    for kc in task.knowledge_components:
+        for hint in kc.hints:
+            reading = reader.read(hint)
+            assert reading.kc == kc.id and not reading.false_statements(), (hint, reading)
+    for text in (*task.solution, task.summary):
+        reading = reader.read(text)
+        assert reading.claims and not reading.false_statements() and not reading.affirmed, (text, reading)
+
+
+def test_a_test_question_asked_again_with_other_numbers_is_a_question_on_its_component() -> None:
+    reader = _reader("math", "triangle_area")
+    item = reader.task.posttest[0]
+    other = " ".join(str(int(w) + 1) if w.isdigit() else w for w in item.stem.split(" "))
+    *scenario, question = [s for s in other.split(". ") if s]
+    reading = reader.read(". ".join(scenario) + ". " + question)
+    assert [c.question for c in reading.claims] == [True] and reading.kc in item.kcs, (other, reading)
+    assert reader.read("What is its area in square metres?").claims == ()  # no case to compute: not gradeable
