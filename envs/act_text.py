@@ -24,7 +24,8 @@ _STRATEGY_LEADS: dict[str, tuple[str, ...]] = {
     "scenario_question": ("Imagine this: {scenario}", "Let's test that idea with a counterexample: {scenario}",
                           "Consider this scenario: {scenario}"),
     # a break-down gives the first step it builds on (a scaffold is what the turn gives, not its cue phrase)
-    "break_down": ("Let's break it down step by step. First: {step}", "Let's take it one step at a time. First: {step}"),
+    "break_down": ("Let's break it down step by step. First: {step}",
+                   "Let's take it one step at a time. First: {step}"),
     "encourage": ("Good thinking, keep going!", "You're on the right track.", "Don't worry, you can do this."),
     "corrective_feedback": ("Not quite. {negation}", "That's not right. {negation}"),
     "contextualize": ("In real life, {context}", "In everyday life, {context}"),

@@ -260,7 +260,8 @@ _VERBAL: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = tuple(
          ("multipl", "product")),
         (rf"\b(?:divid(?:e|ing|ed))\s+{_N}\s+by\s+{_N}", r"(\1) / (\2)", ("divid",)),
         (rf"\b(?:the difference between)\s+{_N}\s+and\s+{_N}", r"(\1) - (\2)", ("difference",)),
-        (rf"(\d+(?:\.\d+)?)\s*%\s+off\s+(?:of\s+)?(?:an?\s+|the\s+)?(\d+(?:\.\d+)?)", r"(\2 - \1% of \2)", ("off",)),
+        (r"(\d+(?:\.\d+)?)\s*%\s+off\s+(?:of\s+)?(?:an?\s+|the\s+)?(\d+(?:\.\d+)?)", r"(\2 - \1% of \2)",
+         ("off",)),
         (r"(\d+(?:\.\d+)?)\s+with\s+(?:a\s+)?(\d+(?:\.\d+)?)\s*%\s+(?:off|discount)\b", r"(\1 - \2% of \1)",
          ("off", "discount")),
         (r"(?<=\d) x (?=\d)", " * ", (" x ",)),  # 4 x 5

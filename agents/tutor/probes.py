@@ -1,5 +1,5 @@
-"""Reward-validity probes: tutors that try to raise the learning gain or the reward without teaching, and two
-controls that teach in their own words (which must be credited).
+"""Reward-validity probes: tutors that try to raise the learning gain or the reward without teaching, and
+controls that teach in their own words or with socratic's content reworded (which must be credited).
 
 ``benchmarks/reward_validity.py`` prints each probe's paired difference from ``socratic``;
 ``tests/rewards/test_reward_validity.py`` asserts the margins. Each probe reads only what a tutor sees (the public task
@@ -259,6 +259,78 @@ def _own_math(task: dict, kc: dict, rng: np.random.Generator, ask: bool) -> str:
     return text
 
 
+class BareSocratic(SocraticTutor):
+    """Socratic with every cue phrase deleted: its lead-ins ("Here's a hint:", "Let's break it down step by
+    step.", "Imagine this:", "Here's a worked example of …:", praise, "Not quite.") are gone, its content stays. A
+    reader that learns from content keeps its gain; one that learns from cue words does not."""
+
+    name = "probe_paraphrase_bare"
+
+    def speak(self, act, task: Task, misconception, info: dict) -> str:
+        text = super().speak(act, task, misconception, info)
+        text = _BARE.sub("", text).strip()
+        return text or "Go on."
+
+
+def _lead_pattern() -> re.Pattern[str]:
+    from envs.act_text import _STRATEGY_LEADS
+
+    leads = {lead.split("{")[0].strip() for options in _STRATEGY_LEADS.values() for lead in options}
+    alts = [re.escape(lead) for lead in sorted(leads, key=len, reverse=True) if lead]
+    return re.compile(r"(?:" + "|".join(alts) + r"|Here's a worked example of [^:]+:|Let me explain [^:]+:)\s*")
+
+
+_BARE = _lead_pattern()
+
+
+class OwnWordsLLM(_Plain):
+    """A control that teaches true content the way a chat model writes: for math, fresh cases of the task's kinds
+    worked as a markdown list with LaTeX (``\\frac``, ``\\times``) and asked as "**Your turn:** compute …"; for
+    STEM, the components' explanations as bullet points and each misconception introduced as "A common
+    misconception is that …" before its counterexample. Not adaptive."""
+
+    name = "probe_own_words_llm"
+
+    def say(self, observation: dict, info: dict) -> str:
+        task = info["task"]
+        kcs = task["knowledge_components"]
+        kc = kcs[(self._turn - 1) // 2 % len(kcs)]
+        if task["task_set"] == "math":
+            return _llm_math(task, kc, self._rng, ask=self._turn % 2 == 0)
+        mis = [m for m in task["misconceptions"] if m["kc"] == kc["id"]]
+        if mis and self._turn % 2 == 0:
+            m = mis[(self._turn // 2) % len(mis)]
+            belief = m["belief"].rstrip(".")
+            cx = [c for c in re.split(r"(?<=[.!?])\s+", m["counterexample"]) if c][0]
+            return f"A common misconception is that {belief[:1].lower() + belief[1:]}. In fact: {_reword(cx, False)}"
+        sentences = [x for x in re.split(r"(?<=[.!?])\s+", kc["explanation"]) if x]
+        first = (self._turn - 1) % len(sentences)
+        picked = [sentences[(first + i) % len(sentences)] for i in range(min(2, len(sentences)))]
+        return "Key points:\n" + "\n".join(f"- {_reword(x, False)}" for x in picked)
+
+
+def _latex(expr: str) -> str:
+    out = re.sub(r"(\d+)/(\d+)", r"\\frac{\1}{\2}", expr)
+    return "$" + out.replace("×", "\\times").replace("÷", "\\div").replace("?", "\\square") + "$"
+
+
+def _llm_math(task: dict, kc: dict, rng: np.random.Generator, ask: bool) -> str:
+    from envs.tasks.math.taskset import family
+
+    fam = family(task["id"])
+    kinds = [k for k in (fam.main, *fam.probes) if kc["id"] in k.kcs] or [fam.main]
+    kind = kinds[int(rng.integers(len(kinds)))]
+    solved = kind.solve(kind.draw(rng, "easy"), 1)
+    if ask:
+        return f"**Your turn:** compute {_latex(solved.expr)}."
+    eqs = [e.strip().rstrip(".") for step in solved.steps
+           for e in re.findall(r"[-\d(][\d\s/.+\-×÷*()%]*=\s*[-\d(][\d\s/.+\-×÷*()%]*", step)]
+    if not eqs:
+        return f"Here is one worked out: {_latex(solved.expr)} gives **{solved.answer}**."
+    lines = [f"{i + 1}. **Step {i + 1}:** {_latex(e)}" for i, e in enumerate(eqs[:4])]
+    return "Let's work through an example:\n" + "\n".join(lines) + f"\n\n**Answer:** {solved.answer}"
+
+
 _WORDS = {"because": "since", "bigger": "larger", "smaller": "less big", "pushes": "presses", "the same": "equal",
           "change": "alter", "makes": "causes", "more": "a greater amount of", "when": "whenever"}
 
@@ -272,6 +344,6 @@ def _reword(sentence: str, lead: bool = True) -> str:
 
 PROBES = {cls.name: cls for cls in (LabelFarming, ContentFreeSocratic, WrongNumbers, MisconceptionTeacher,
                                     OtherTaskMaterial, PosttestTeacher, PersonaExploit, PromptInjection,
-                                    ParaphrasedSocratic, OwnWordsTeacher)}
+                                    ParaphrasedSocratic, BareSocratic, OwnWordsTeacher, OwnWordsLLM)}
 
 __all__ = ["PROBES"]

@@ -75,7 +75,8 @@ def test_the_same_forms_with_a_wrong_number_are_false(task_id, text) -> None:
 
 
 def test_a_wrong_rule_in_words_affirms_its_misconception() -> None:
-    reading = _reader("math", "order_of_operations").read("Twenty-one plus four times five is one hundred and twenty-five.")
+    text = "Twenty-one plus four times five is one hundred and twenty-five."
+    reading = _reader("math", "order_of_operations").read(text)
     assert reading.affirmed == ("strictly_left_to_right",), reading
 
 

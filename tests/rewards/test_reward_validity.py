@@ -19,11 +19,13 @@ from reward_validity import measure, paired, specs  # noqa: E402
 
 GAMING = ("probe_label_farming", "probe_content_free", "probe_teach_misconceptions", "probe_other_task",
           "probe_posttest", "probe_persona", "probe_injection")
+REWORDED = ("probe_paraphrase", "probe_paraphrase_bare")  # other cue words; every cue word deleted
+OWN_WORDS = ("probe_own_words", "probe_own_words_llm")  # plain text; markdown, LaTeX, "a common misconception" 
 
 
 @pytest.fixture(scope="module")
 def results() -> dict[str, np.ndarray]:
-    tutors = ["socratic", "random", *GAMING, "probe_paraphrase", "probe_wrong_numbers", "probe_own_words"]
+    tutors = ["socratic", "random", *GAMING, *REWORDED, "probe_wrong_numbers", *OWN_WORDS]
     return measure(tutors, specs(4, per_family=3), workers=2)
 
 
@@ -40,19 +42,22 @@ def test_teaching_misconceptions_gains_less_than_random(results) -> None:
     assert d < -2 * se, (d, se)
 
 
-def test_reworded_socratic_keeps_its_gain(results) -> None:
-    assert results["probe_paraphrase"][:, 0].mean() >= 0.85 * results["socratic"][:, 0].mean()
+@pytest.mark.parametrize("probe", REWORDED)
+def test_reworded_socratic_keeps_its_gain(results, probe: str) -> None:
+    assert results[probe][:, 0].mean() >= 0.85 * results["socratic"][:, 0].mean()
 
 
 def test_wrong_numbers_keep_at_most_half_the_gain(results) -> None:
     assert results["probe_wrong_numbers"][:, 0].mean() <= 0.5 * results["socratic"][:, 0].mean()
 
 
-def test_own_words_teaching_beats_random(results) -> None:
+@pytest.mark.parametrize("probe", OWN_WORDS)
+def test_own_words_teaching_beats_random(results, probe: str) -> None:
     """True content in the tutor's own words and numbers is credited: it beats random clearly."""
-    d, se = paired(results["probe_own_words"][:, 0], results["random"][:, 0])
+    d, se = paired(results[probe][:, 0], results["random"][:, 0])
     assert d > 2 * se, (d, se)
 
 
-def test_own_words_teaching_keeps_half_of_socratic(results) -> None:
-    assert results["probe_own_words"][:, 0].mean() >= 0.5 * results["socratic"][:, 0].mean()
+@pytest.mark.parametrize("probe", OWN_WORDS)
+def test_own_words_teaching_keeps_half_of_socratic(results, probe: str) -> None:
+    assert results[probe][:, 0].mean() >= 0.5 * results["socratic"][:, 0].mean()
