@@ -30,7 +30,8 @@ scaffold nothing; an act built by hand is taken at its ``hint`` / ``break_down``
 zone *above* if :math:`g \ge 2`, *below* if :math:`g \le -2`, else *within* (the ZPD). Per turn
 :math:`e \leftarrow e - decay`, and an act with no target KC (off topic, or content-free) costs another 0.08;
 *below* costs a strong student :math:`0.15 \max(L_k, b/5)` engagement (boredom); *above* raises anxiety;
-``encourage`` does :math:`e \leftarrow e + 0.3 (1 - e)` and lowers anxiety. Then, on the target KC :math:`k` (none: no learning):
+``encourage`` does :math:`e \leftarrow e + 0.3 (1 - e)` and lowers anxiety. Then, on the target KC :math:`k`
+(none: no learning):
 
 - *irrelevant* turn with :math:`p = 0.8 \max(0, (0.4 - e)/0.4) + 0.25\,distractibility` (no learning);
 - *repair*: a misconception of :math:`k` (or named by ``addresses_misconception``) is met by a counterexample
