@@ -282,18 +282,22 @@ _IS = re.compile(r"(?<=[\d)%])\s+(?:is|are|was|will be|would be|as|=)\s+(?=[-(]?
 @functools.lru_cache(maxsize=65536)
 def normalise(text: str) -> str:
     """Math-friendly text: operators as symbols, numbers as digits (see the module docstring)."""
+    # Each rewrite runs only when the words or signs it needs are in the text (the env reads every turn: most
+    # sentences need few of them). No rewrite writes a word another one needs.
     s = text
     low = s.lower()
+    present = {n for n in _ALL_NEEDS if n in low}
     for pat, rep, needs in _REPLACE:
-        if needs is None or any(n in low for n in needs):
+        if needs is None or not present.isdisjoint(needs):
             out = pat.sub(rep, s)
             if out != s:
                 s, low = out, out.lower()
     if any(c in s for c in _VULGAR):
         s = _VULGAR_RE.sub(_vulgar, s)
-    s = _NUMBER_WORDS.sub(_word_number, s)
-    s = _WORD_NUM.sub(lambda m: str(_NUM_WORDS[m.group(1).lower()]), s)
-    low = s.lower()
+    if not _NUM_WORD_SET.isdisjoint(_ALPHA.findall(low)):
+        s = _NUMBER_WORDS.sub(_word_number, s)
+        s = _WORD_NUM.sub(lambda m: str(_NUM_WORDS[m.group(1).lower()]), s)
+        low = s.lower()
     for pat, rep, needs in _VERBAL:
         if any(n in low for n in needs):
             if "point" in needs:
@@ -306,13 +310,24 @@ def normalise(text: str) -> str:
     if "→" in s:  # arrows: a step to the next expression, or from one equation to the next
         parts = s.split("→")
         s = (" ; " if sum(bool(_REL.search(p)) for p in parts) > 1 else " = ").join(parts)
-    if not _SCALE_WORDS.search(s):  # "on the map, 1 cm is 10 km" is a scale, not a conversion
+    words = set(_ALPHA.findall(s.lower()))
+    if not _IS_WORDS.isdisjoint(words) and not _SCALE_WORDS.search(s):  # "on the map, 1 cm is 10 km": a scale
         s = _UNIT_IS.sub(r"\1 = ", s)
-    s = _ORD_NUM.sub(lambda m: f"{m.group(1)}/{_ORDINALS[m.group(2).lower()]}", s)
-    s = _OF.sub(lambda m: m.group(1) + " * ", s)
-    s = _PERCENT.sub(lambda m: f"({m.group(1)}/100)", s)
-    s = _IS.sub(" = ", s)
+    if "/" in s and any(o in words for o in _ORDINALS):
+        s = _ORD_NUM.sub(lambda m: f"{m.group(1)}/{_ORDINALS[m.group(2).lower()]}", s)
+    if "of" in words:
+        s = _OF.sub(lambda m: m.group(1) + " * ", s)
+    if "%" in s:
+        s = _PERCENT.sub(lambda m: f"({m.group(1)}/100)", s)
+    if "=" in s or not _IS_WORDS.isdisjoint(words):
+        s = _IS.sub(" = ", s)
     return s
+
+
+_ALL_NEEDS = frozenset(n for _p, _r, needs in _REPLACE if needs for n in needs)
+_ALPHA = re.compile(r"[a-z]+")
+_NUM_WORD_SET = frozenset(_NUM_WORDS)
+_IS_WORDS = frozenset({"is", "are", "was", "will", "would", "as", "equals"})
 
 
 # ---------------------------------------------------------------------------------------------- expressions
@@ -1095,17 +1110,15 @@ class ContentReader:
             entries += [(k.id, q.text, "question", None) for q in k.questions]
         # the task's own solution and summary are true content, each sentence on the component whose words it
         # shares most (the first on a tie)
+        named = tuple((k, self._kc_words[k]) for k in self.kc_ids)
+        mask = _no_digits if task.task_set == "math" else str  # (the words, not the numbers, decide)
         for text in (*task.solution, task.summary):
-            for sent in sentences(text):
-                words = _name_words((sent,))
-                kc = max(self.kc_ids, key=lambda k: len(self._kc_words[k] & words))
-                entries.append((kc, sent, "fact", None))
+            entries += [(_closest(named, mask(sent)), sent, "fact", None) for sent in sentences(text)]
         # a test item's question, asked again (with other numbers in math), is a gradeable question on its component
         for item in (*task.pretest, *task.posttest):
-            on = [k for k in self.kc_ids if k in item.kcs]
+            on = tuple((k, w) for k, w in named if k in item.kcs)
             if on:  # the item's component whose words its question shares most (its first on a tie)
-                words = _name_words((item.stem,))
-                entries.append((max(on, key=lambda k: len(self._kc_words[k] & words)), item.stem, "question", None))
+                entries.append((_closest(on, mask(item.stem)), item.stem, "question", None))
         for m in task.misconceptions:
             entries.append((m.kc, m.belief, "belief", m.id))
             # stated observations and the scenario
@@ -1116,6 +1129,11 @@ class ContentReader:
         key = tuple((kc, _no_digits(t) if math else t, kind, mis) for kc, t, kind, mis in entries
                     if "{" not in t)
         self.props, self._by_stem = _indexed(key, math, self._topic)
+
+    @functools.cached_property
+    def _task_equation(self) -> Lin | None:
+        """The task's own equation, when it has one in x (the reference for ``x = …`` claims)."""
+        return _equation_of(self.task.statement)
 
     @classmethod
     def for_task(cls, task: Task) -> ContentReader:
@@ -1130,7 +1148,7 @@ class ContentReader:
         claims: list[Claim] = []
         text = _plain(text)
         # ``x = 9`` is checked against the equation the turn works on (its first full equation), else the task's
-        reference: Lin | None = _equation_of(text) or _task_equation(self.task)
+        reference: Lin | None = _equation_of(text) or self._task_equation
         carry: list = []  # the last true step's (value, expression): "9 × 10 = 90; 90 ÷ 2 = 45" goes on from it
         prev = ""
         for sent in sentences(text):
@@ -1322,6 +1340,13 @@ _NO_DIGITS = str.maketrans("", "", "0123456789")
 @functools.lru_cache(maxsize=65536)  # a reader is built per episode; most of a math task's sentences recur
 def _no_digits(text: str) -> str:
     return text.translate(_NO_DIGITS)
+
+
+@functools.lru_cache(maxsize=65536)
+def _closest(named: tuple[tuple[str, frozenset[str]], ...], sentence: str) -> str:
+    """The component (of ``named``: id, name words) whose words ``sentence`` shares most; the first on a tie."""
+    words = _name_words((sentence,))
+    return max(named, key=lambda kw: len(kw[1] & words))[0]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1520,11 +1545,6 @@ def _demand(text: str, math: bool) -> str:
     if _RECALL_Q.search(text) and not math:
         return "recall"
     return "apply" if math else "recall"
-
-
-def _task_equation(task: Task) -> Lin | None:
-    """The task's own equation, when it has one in x (the reference for ``x = …`` claims)."""
-    return _equation_of(task.statement)
 
 
 def _equation_of(text: str) -> Lin | None:
