@@ -190,24 +190,34 @@ def _question(text: str, level: str, bloom: str, expected: str | None) -> BankQu
 
 @cache
 def _template(cls: type[BaseModel]) -> tuple[dict[str, Any], frozenset[str]] | None:
-    """The field -> default map (in field order) :func:`_construct` copies and the required fields, or None when
-    ``model_construct`` must do it (aliases, default factories, mutable defaults, post-init hooks, extra kept)."""
+    """The field -> default map (in field order) :func:`_construct` copies and the fields a call must give (the
+    required ones and those with a default factory), or None when ``model_construct`` must do it (aliases,
+    mutable defaults, post-init hooks, extra fields kept)."""
     if cls.__pydantic_post_init__ or cls.__pydantic_root_model__ or cls.model_config.get("extra") == "allow":
         return None
     out: dict[str, Any] = {}
+    must: set[str] = set()
     for name, field in cls.__pydantic_fields__.items():
-        if field.alias is not None or field.validation_alias is not None or field.default_factory is not None:
+        if field.alias is not None or field.validation_alias is not None:
             return None
-        default = None if field.is_required() else field.default
-        if not (default is None or default == () or isinstance(default, (str, int, float))):
+        if field.is_required() or field.default_factory is not None:
+            must.add(name)
+            out[name] = None  # a placeholder: the call gives it
+            continue
+        if not (field.default is None or field.default == () or isinstance(field.default, (str, int, float))):
             return None  # model_construct copies a mutable default per instance
-        out[name] = default
-    return out, frozenset(name for name, field in cls.__pydantic_fields__.items() if field.is_required())
+        out[name] = field.default
+    return out, frozenset(must)
 
 
 def _construct(cls: type[_M], **values: Any) -> _M:
     """``cls.model_construct(**values)`` (the same ``__dict__``, in field order, and fields set) at half its cost,
     when ``values`` names every required field and nothing else (the case of every call here)."""
+    return _construct_from(cls, values)
+
+
+def _construct_from(cls: type[_M], values: dict[str, Any]) -> _M:
+    """:func:`_construct` of a dict (not modified)."""
     spec = _template(cls)
     if spec is None or not spec[1] <= values.keys() <= spec[0].keys():
         return cls.model_construct(**values)
@@ -220,6 +230,33 @@ def _construct(cls: type[_M], **values: Any) -> _M:
     _set(model, "__pydantic_extra__", None)
     _set(model, "__pydantic_private__", None)
     return model
+
+
+def checked(cls: type[_M], values: dict[str, Any], constraints_hold: bool) -> _M:
+    """``cls(**values)`` for ``values`` of the field types, built without pydantic's validation when the caller has
+    checked ``constraints_hold`` (lengths, ranges) and ``cls``'s after-validators pass; else validated, so a bad
+    value raises the ValidationError it always did. (Every env reset builds a task and its six items.)"""
+    after = _after_validators(cls)
+    if constraints_hold and after is not None:
+        model = _construct_from(cls, values)
+        try:
+            for check in after:
+                check(model)
+            return model
+        except ValueError:
+            pass
+    return cls(**values)
+
+
+@cache
+def _after_validators(cls: type[BaseModel]) -> tuple[Any, ...] | None:
+    """``cls``'s model validators when all run after validation (they only check the model), else None."""
+    decorators = cls.__pydantic_decorators__
+    if decorators.field_validators or decorators.validators or decorators.root_validators:
+        return None
+    if any(d.info.mode != "after" for d in decorators.model_validators.values()):
+        return None
+    return tuple(d.func for d in decorators.model_validators.values())
 
 
 _VALIDATED: set[tuple[str, str]] = set()
