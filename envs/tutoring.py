@@ -380,7 +380,8 @@ class TutoringEnv(AECEnv):
         if self._ctx.previous_disciplines:  # a transfer is judged against the turn before, as the annotator does
             prev = self._ctx.previous_disciplines
             moved = any(d not in prev for d in act.disciplines)
-            act = replace(act, discipline_transfer=act.discipline_transfer or moved)
+            if moved and not act.discipline_transfer:  # (else the act is unchanged: no dataclasses.replace)
+                act = replace(act, discipline_transfer=True)
         text = verbalise_act(act, self.task, self._rng)
         # the act's labels are the tutor's choice; the student learns from what its words say, read as in text mode
         return replace(act, content=self._reader.read(text)), text
@@ -480,11 +481,11 @@ class TutoringEnv(AECEnv):
 
     def _update_kc_accuracy(self) -> None:
         """Per-KC pre-test accuracy (-1 for an empty KC slot), recomputed when a pre-test answer comes in."""
-        acc = np.full(tzs.MAX_KCS, -1.0, dtype=np.float32)
+        acc = [-1.0] * tzs.MAX_KCS  # filled as Python floats, made float32 once (as many item assignments would)
         for kc_id, i in self._kc_index.items():
             results = [r["correct"] for r in self.pretest_results if kc_id in r["kcs"]]
             acc[i] = (sum(results) / len(results)) if results else 0.0
-        self._kc_accuracy = acc
+        self._kc_accuracy = np.array(acc, dtype=np.float32)
 
     def _student_features(self) -> np.ndarray:
         f = np.zeros(tzs.STUDENT_FEATURES, dtype=np.float32)
