@@ -12,7 +12,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from envs import spaces as tzs
-from envs.act_features import act_from_vector
+from envs.act_features import act_from_ints, act_ints
 from envs.act_text import verbalise_act
 from envs.acts import StudentTurn, TutorAct
 from envs.annotate import AnnotationContext, Annotator
@@ -369,14 +369,11 @@ class TutoringEnv(AECEnv):
 
     def _decode_act(self, action: Any) -> tuple[TutorAct, str]:
         try:
-            vec = np.asarray(action, dtype=np.int64).reshape(-1)
-            ok = vec.shape == (len(tzs.ACT_NVEC),) and bool(np.all((vec >= 0) & (vec < np.array(tzs.ACT_NVEC))))
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
+            ints = act_ints(action)
+        except (TypeError, ValueError):  # not an act of the space
             self.invalid_turns["tutor"] += 1
             return _invalid_act(self.task), ""
-        act = act_from_vector(vec, self.task)
+        act = act_from_ints(ints, self.task)
         if self._ctx.previous_disciplines:  # a transfer is judged against the turn before, as the annotator does
             prev = self._ctx.previous_disciplines
             moved = any(d not in prev for d in act.disciplines)
