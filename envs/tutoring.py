@@ -515,10 +515,12 @@ class TutoringEnv(AECEnv):
     def _refresh_infos(self) -> None:
         if not self.agents:
             return
-        common = {"phase": self.phase, "turn": self.tutor_turns, "max_turns": self.config.max_turns}
+        phase, turn, max_turns = self.phase, self.tutor_turns, self.config.max_turns
         tutor = tutor_info(
-            **common,
-            observe_only=self._tutor_next == "observe" or self.phase == "done",
+            phase=phase,
+            turn=turn,
+            max_turns=max_turns,
+            observe_only=self._tutor_next == "observe" or phase == "done",
             messages=list(self._tutor_messages),
             task=self._task_public,
             pretest=list(self._pretest_view),
@@ -527,12 +529,15 @@ class TutoringEnv(AECEnv):
             outcome=dict(self.outcome) if self.outcome is not None else None,
         )
         kind, index = self._student_next
+        reply = kind == "reply"
         student_info: dict[str, Any] = {
-            **common,
+            "phase": phase,
+            "turn": turn,
+            "max_turns": max_turns,
             "task": self.task,
             "messages": list(self._student_messages),
-            "tutor_act": self._last_tutor_act if kind == "reply" else None,
-            "tutor_utterance": self._last_tutor_text if kind == "reply" else "",
+            "tutor_act": self._last_tutor_act if reply else None,
+            "tutor_utterance": self._last_tutor_text if reply else "",
             "privileged_student_state": self._privileged,
         }
         if kind == "pretest":
