@@ -180,7 +180,9 @@ def tutor_seat(tutor: Tutor | BatchedTutor | EpisodeTutor | TutorSeat) -> TutorS
     batched = hasattr(tutor, "act_batch") or hasattr(tutor, "act_turns")
     if batched and isinstance(tutor, (EpisodeTutor, BatchedTutor)):
         return _Shared(tutor)
-    if isinstance(tutor, Tutor):
+    # issubclass of the class is cached by the ABC machinery, and a class with both methods makes isinstance true
+    # too (its first test); only an instance given them in __init__ needs the instance check
+    if issubclass(type(tutor), Tutor) or isinstance(tutor, Tutor):
         return BatchOfOne(tutor)
     raise TypeError(f"{type(tutor).__name__} is not a tutor: give it reset(seed) and act(observation, info) "
                     "(or act_batch(batch) for a batched one); see envs.protocols")
