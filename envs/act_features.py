@@ -86,15 +86,28 @@ def signature_overlap(text: str, misconception: dict) -> int:
     return len(set(_WORDS.findall(text.lower())) & signature(misconception))
 
 
+_NVEC = np.array(tzs.ACT_NVEC)
+
+
 def act_from_vector(action: Sequence[int] | np.ndarray, task: Any) -> TutorAct:
     """The :class:`TutorAct` the env's act mode makes of a ``MultiDiscrete`` vector on ``task`` (a
     :class:`~envs.tasks.base.Task`): teacher_intent, teaching_strategy (last index: none),
     teacher_guidance_level, KC slot (past the task's KCs: no target), end flag; a counterexample-type strategy
     on a KC addresses its first misconception. Raises ``ValueError`` for a vector outside the act space."""
+    return act_from_ints(act_ints(action), task)
+
+
+def act_ints(action: Sequence[int] | np.ndarray) -> list[int]:
+    """The five integers of an act vector; ``ValueError`` (or numpy's ``TypeError``) for one outside the space."""
     vec = np.asarray(action, dtype=np.int64).reshape(-1)
-    if vec.shape != (len(tzs.ACT_NVEC),) or not np.all((vec >= 0) & (vec < np.array(tzs.ACT_NVEC))):
+    if vec.shape != (len(tzs.ACT_NVEC),) or not np.all((vec >= 0) & (vec < _NVEC)):
         raise ValueError(f"an act is {len(tzs.ACT_NVEC)} integers within {tzs.ACT_NVEC}, got {vec.tolist()}")
-    intent_i, strategy_i, level_i, kc_i, end_i = (int(v) for v in vec)
+    return vec.tolist()
+
+
+def act_from_ints(ints: list[int], task: Any) -> TutorAct:
+    """:func:`act_from_vector` of the integers :func:`act_ints` checked."""
+    intent_i, strategy_i, level_i, kc_i, end_i = ints
     kcs = task.knowledge_components
     kc = kcs[kc_i] if kc_i < len(kcs) else None
     intent = INTENTS[intent_i]

@@ -175,9 +175,14 @@ def tutor_seat(tutor: Tutor | BatchedTutor | EpisodeTutor | TutorSeat) -> TutorS
     """How ``tutor`` is driven: per-episode batched, shared batched, or one at a time (the only dispatch)."""
     if isinstance(tutor, TutorSeat):
         return tutor
-    if isinstance(tutor, (EpisodeTutor, BatchedTutor)):
+    # A runtime-Protocol isinstance walks the protocol's MRO on every call (Python 3.11), and every play() asks:
+    # a tutor with neither batched method is no batched tutor, so most tutors skip the two batched checks.
+    batched = hasattr(tutor, "act_batch") or hasattr(tutor, "act_turns")
+    if batched and isinstance(tutor, (EpisodeTutor, BatchedTutor)):
         return _Shared(tutor)
-    if isinstance(tutor, Tutor):
+    # issubclass of the class is cached by the ABC machinery, and a class with both methods makes isinstance true
+    # too (its first test); only an instance given them in __init__ needs the instance check
+    if issubclass(type(tutor), Tutor) or isinstance(tutor, Tutor):
         return BatchOfOne(tutor)
     raise TypeError(f"{type(tutor).__name__} is not a tutor: give it reset(seed) and act(observation, info) "
                     "(or act_batch(batch) for a batched one); see envs.protocols")

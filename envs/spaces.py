@@ -8,6 +8,7 @@ becomes a valid utterance, and every observation the env emits lies in its space
 
 from __future__ import annotations
 
+import re
 import string
 import unicodedata
 
@@ -20,6 +21,9 @@ from envs.labels import COGNITION_STATES, INTENTS, STRATEGIES
 _EXTRA = "ÀÁÂÄÅÆÇÈÉÊËÌÍÎÏÑÒÓÔÖØÙÚÛÜÝßàáâäåæçèéêëìíîïñòóôöøùúûüýÿ×÷−–—‘’“”…°±²³¹½¼¾·√π∞≤≥≠≈∑∫Δθμ€£¥→←↑↓•"
 CHARSET: str = string.printable.replace("\x0b", "").replace("\x0c", "").replace("\r", "") + _EXTRA
 _CHARSET_SET = frozenset(CHARSET)
+# The ASCII characters outside CHARSET (the control characters but newline and tab).
+_ASCII_OUTSIDE = "".join(chr(c) for c in range(128) if chr(c) not in _CHARSET_SET)
+_OUTSIDE_ASCII_CHARSET = re.compile("[" + re.escape(_ASCII_OUTSIDE) + "]")
 
 MAX_UTTERANCE_CHARS = 4000
 MAX_OBSERVATION_CHARS = 16000
@@ -43,6 +47,11 @@ def normalize_text(text: object, max_length: int) -> tuple[str, bool]:
     if not isinstance(text, str):
         text = "" if text is None else str(text)
     raw = text
+    if text.isascii() and _OUTSIDE_ASCII_CHARSET.search(text) is None:
+        # the common case (every observation and utterance the env itself writes): NFKC leaves ASCII as it is and
+        # every other ASCII character is in CHARSET, so only the clip can change the text
+        text = text[:max_length]
+        return text, text != raw
     if len(text) > 4 * max_length:  # do not normalise megabytes we are about to clip
         text = text[: 4 * max_length]
     text = unicodedata.normalize("NFKC", text)

@@ -12,7 +12,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from envs import spaces as tzs
-from envs.act_features import act_from_vector
+from envs.act_features import act_from_ints, act_ints
 from envs.act_text import verbalise_act
 from envs.acts import StudentTurn, TutorAct
 from envs.annotate import AnnotationContext, Annotator
@@ -369,18 +369,16 @@ class TutoringEnv(AECEnv):
 
     def _decode_act(self, action: Any) -> tuple[TutorAct, str]:
         try:
-            vec = np.asarray(action, dtype=np.int64).reshape(-1)
-            ok = vec.shape == (len(tzs.ACT_NVEC),) and bool(np.all((vec >= 0) & (vec < np.array(tzs.ACT_NVEC))))
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
+            ints = act_ints(action)
+        except (TypeError, ValueError):  # not an act of the space
             self.invalid_turns["tutor"] += 1
             return _invalid_act(self.task), ""
-        act = act_from_vector(vec, self.task)
+        act = act_from_ints(ints, self.task)
         if self._ctx.previous_disciplines:  # a transfer is judged against the turn before, as the annotator does
             prev = self._ctx.previous_disciplines
             moved = any(d not in prev for d in act.disciplines)
-            act = replace(act, discipline_transfer=act.discipline_transfer or moved)
+            if moved and not act.discipline_transfer:  # (else the act is unchanged: no dataclasses.replace)
+                act = replace(act, discipline_transfer=True)
         text = verbalise_act(act, self.task, self._rng)
         # the act's labels are the tutor's choice; the student learns from what its words say, read as in text mode
         return replace(act, content=self._reader.read(text)), text
@@ -480,11 +478,11 @@ class TutoringEnv(AECEnv):
 
     def _update_kc_accuracy(self) -> None:
         """Per-KC pre-test accuracy (-1 for an empty KC slot), recomputed when a pre-test answer comes in."""
-        acc = np.full(tzs.MAX_KCS, -1.0, dtype=np.float32)
+        acc = [-1.0] * tzs.MAX_KCS  # filled as Python floats, made float32 once (as many item assignments would)
         for kc_id, i in self._kc_index.items():
             results = [r["correct"] for r in self.pretest_results if kc_id in r["kcs"]]
             acc[i] = (sum(results) / len(results)) if results else 0.0
-        self._kc_accuracy = acc
+        self._kc_accuracy = np.array(acc, dtype=np.float32)
 
     def _student_features(self) -> np.ndarray:
         f = np.zeros(tzs.STUDENT_FEATURES, dtype=np.float32)
@@ -517,10 +515,12 @@ class TutoringEnv(AECEnv):
     def _refresh_infos(self) -> None:
         if not self.agents:
             return
-        common = {"phase": self.phase, "turn": self.tutor_turns, "max_turns": self.config.max_turns}
+        phase, turn, max_turns = self.phase, self.tutor_turns, self.config.max_turns
         tutor = tutor_info(
-            **common,
-            observe_only=self._tutor_next == "observe" or self.phase == "done",
+            phase=phase,
+            turn=turn,
+            max_turns=max_turns,
+            observe_only=self._tutor_next == "observe" or phase == "done",
             messages=list(self._tutor_messages),
             task=self._task_public,
             pretest=list(self._pretest_view),
@@ -529,12 +529,15 @@ class TutoringEnv(AECEnv):
             outcome=dict(self.outcome) if self.outcome is not None else None,
         )
         kind, index = self._student_next
+        reply = kind == "reply"
         student_info: dict[str, Any] = {
-            **common,
+            "phase": phase,
+            "turn": turn,
+            "max_turns": max_turns,
             "task": self.task,
             "messages": list(self._student_messages),
-            "tutor_act": self._last_tutor_act if kind == "reply" else None,
-            "tutor_utterance": self._last_tutor_text if kind == "reply" else "",
+            "tutor_act": self._last_tutor_act if reply else None,
+            "tutor_utterance": self._last_tutor_text if reply else "",
             "privileged_student_state": self._privileged,
         }
         if kind == "pretest":

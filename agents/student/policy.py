@@ -59,13 +59,15 @@ class SimulatedStudent:
         episode's task and persona (see the module docstring)."""
         self._seed = seed
         if seed is None:  # a seeded episode's streams are made by _start, before anything is drawn from them
-            self._seed_streams(np.random.SeedSequence(seed))
+            self._seed_streams(np.random.SeedSequence().entropy)
         self.state = None
 
-    def _seed_streams(self, seq: np.random.SeedSequence) -> None:
+    def _seed_streams(self, entropy: int | list[int]) -> None:
         # the post-test answers draw from their own stream: every tutor's student meets the same uniforms on
-        # the post-test (common random numbers), so paired comparisons measure the tutors, not the dice
-        model_seq, text_seq, test_seq = seq.spawn(3)
+        # the post-test (common random numbers), so paired comparisons measure the tutors, not the dice.
+        # The three are SeedSequence(entropy).spawn(3)'s children, built directly: spawn() costs twice as much
+        # and the parent's own pool is never used.
+        model_seq, text_seq, test_seq = (np.random.SeedSequence(entropy, spawn_key=(i,)) for i in range(3))
         self._rng = np.random.default_rng(model_seq)
         self._text_rng = np.random.default_rng(text_seq)
         self._test_rng = np.random.default_rng(test_seq)
@@ -77,7 +79,7 @@ class SimulatedStudent:
                              "the env must pass the Task object to the student, not its public view")
         if self._seed is not None:  # nothing is drawn before this: the streams start here, per episode identity
             identity = f"{task.task_set}/{task.id}/{self.source.name}"
-            self._seed_streams(np.random.SeedSequence([self._seed, _stable_hash(identity)]))
+            self._seed_streams([self._seed, _stable_hash(identity)])
         if isinstance(self.source, PersonaDistribution):
             self.persona = self.source.sample(self._rng)
         assert self.persona is not None

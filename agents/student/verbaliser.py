@@ -275,8 +275,9 @@ class TemplateVerbaliser:
 
 # -- test answers: reasoning that reaches the stated answer ---------------------------------------------
 
-def _placeholders(text: str) -> set[str]:
-    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+@lru_cache(maxsize=4096)  # asked for every misconception template at each misconception answer
+def _placeholders(text: str) -> frozenset[str]:
+    return frozenset(name for _, name, _, _ in string.Formatter().parse(text) if name)
 
 
 def _with_final(reasoning: str, item: Item, ans: Answer) -> str:

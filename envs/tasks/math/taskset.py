@@ -19,7 +19,7 @@ from envs.errors import ConfigError
 from envs.tasks.base import Item, Task
 from envs.tasks.math import algebra, fractions, geometry, integers, measurement, place_value, ratio_percent
 from envs.tasks.math.family import LEVELS, Family, Level, Problem, Solved
-from envs.tasks.math.material import load_material, make_kc, make_misconception
+from envs.tasks.math.material import checked, load_material, make_kc, make_misconception
 
 # Fixed order: by domain, easier families first. ``task_ids()`` returns it as is.
 FAMILIES: tuple[Family, ...] = (
@@ -46,17 +46,19 @@ def family(task_id: str) -> Family:
 
 def _item(fam: Family, item_id: str, s: Solved, kcs: tuple[str, ...], parallel_of: str | None = None) -> Item:
     # A shared probe kind may know misconceptions this family does not teach; the item names only the family's.
-    return Item(
-        id=item_id,
-        stem=s.stem,
-        answer=s.answer,
-        kcs=kcs,
-        misconception_answers={m: s.wrong[m][1] for m in fam.misconceptions if m in s.wrong},
-        solution_steps=s.steps,
-        misconception_steps={m: s.wrong[m][0] for m in fam.misconceptions if m in s.wrong},
-        subject=fam.domain,
-        parallel_of=parallel_of,
-    )
+    values = {
+        "id": item_id,
+        "stem": s.stem,
+        "answer": s.answer,
+        "kcs": kcs,
+        "misconception_answers": {m: s.wrong[m][1] for m in fam.misconceptions if m in s.wrong},
+        "solution_steps": s.steps,
+        "misconception_steps": {m: s.wrong[m][0] for m in fam.misconceptions if m in s.wrong},
+        "subject": fam.domain,
+        "parallel_of": parallel_of,
+    }
+    # the values have the field types (str, tuples of str); the field constraints are these lengths
+    return checked(Item, values, bool(s.stem and s.answer and kcs))
 
 
 def _wrong_steps(mis: str, solved: list[Solved]) -> tuple[str, ...]:
@@ -115,23 +117,30 @@ class MathTaskSet:
         misconceptions = tuple(
             make_misconception(material, m, _wrong_steps(m, pre), fields) for m in fam.misconceptions
         )
-        return Task(
-            id=fam.id,
-            task_set=self.name,
-            title=fam.title,
-            statement=main.stem,
-            solution=main.steps,
-            answer=main.answer,
-            disciplines=("math",),
-            grade=fam.grade,
-            knowledge_components=kcs,
-            misconceptions=misconceptions,
-            pretest=pretest,
-            posttest=posttest,
-            opening_question=fam.opening.format_map(fields),
-            summary=fam.summary.format_map(fields),
-            objectives=fam.objectives,
-        )
+        values = {
+            "id": fam.id,
+            "task_set": self.name,
+            "title": fam.title,
+            "statement": main.stem,
+            "solution": main.steps,
+            "answer": main.answer,
+            "disciplines": ("math",),
+            "grade": fam.grade,
+            "knowledge_components": kcs,
+            "misconceptions": misconceptions,
+            "pretest": pretest,
+            "posttest": posttest,
+            "opening_question": fam.opening.format_map(fields),
+            "summary": fam.summary.format_map(fields),
+            "objectives": fam.objectives,
+        }
+        # the values have the field types; the field constraints are these lengths and the grade's range
+        ok = all(values[k] for k in _NONEMPTY_TASK_FIELDS) and 0 <= fam.grade <= 12
+        return checked(Task, values, ok)
+
+
+_NONEMPTY_TASK_FIELDS = ("statement", "solution", "answer", "knowledge_components", "pretest", "posttest",
+                         "opening_question", "summary")
 
 
 def seed_problem(task_id: str, rng: np.random.Generator) -> Problem:
