@@ -619,15 +619,15 @@ def operations(rel: str, sides: list[Node]) -> set[str]:
 
 @functools.lru_cache(maxsize=1024)
 def _indexed(entries: tuple[tuple[str, str, str, str | None], ...], math: bool,
-             topic: frozenset[str]) -> tuple[tuple[Proposition, ...], dict[str, tuple[int, ...]]]:
-    """A task's propositions and, per stem, the indices of those holding it (shared by the readers of tasks with
-    the same material; read-only)."""
+             topic: frozenset[str]) -> tuple[tuple[Proposition, ...], dict[str, tuple[int, ...]], dict]:
+    """A task's propositions, per stem the indices of those holding it, and a memo of sentences already matched
+    against them (shared by the readers of tasks with the same material: a math family's draws share theirs)."""
     props = tuple(p for kc, text, kind, mis in entries for p in _propositions(kc, text, kind, mis, math, topic))
     by_stem: dict[str, list[int]] = {}
     for i, p in enumerate(props):
         for st in p.stems:
             by_stem.setdefault(st, []).append(i)
-    return props, {st: tuple(ix) for st, ix in by_stem.items()}
+    return props, {st: tuple(ix) for st, ix in by_stem.items()}, {}
 
 
 @functools.lru_cache(maxsize=65536)
@@ -1128,7 +1128,8 @@ class ContentReader:
         # same for every draw of the family, so they are built once per wording with the digits masked
         key = tuple((kc, _no_digits(t) if math else t, kind, mis) for kc, t, kind, mis in entries
                     if "{" not in t)
-        self.props, self._by_stem = _indexed(key, math, self._topic)
+        self.props, self._by_stem, self._matched = _indexed(key, math, self._topic)
+        self._mask = _no_digits if math else str  # a math task's propositions hold no numbers: nor does their match
 
     @functools.cached_property
     def _task_equation(self) -> Lin | None:
@@ -1248,6 +1249,16 @@ class ContentReader:
 
     # -- propositions
     def _facts(self, sent: str, asked: bool, framed: bool = False) -> list[Claim]:
+        """The proposition ``sent`` states (memoised per material: it depends on the sentence's words alone)."""
+        key = (self._mask(sent), asked, framed, self._names.pattern if self._names is not None else None)
+        found = self._matched.get(key)
+        if found is None:
+            if len(self._matched) > 8192:
+                self._matched.clear()
+            found = self._matched[key] = tuple(self._match(sent, asked, framed))
+        return list(found)
+
+    def _match(self, sent: str, asked: bool, framed: bool) -> list[Claim]:
         if self._names is not None:  # a component's name names the topic; it says nothing about it
             sent = self._names.sub(" ", sent)
         stems, negs = content_stems(_NUMBERLESS.sub(" ", sent))
