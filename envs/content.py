@@ -1079,57 +1079,14 @@ class ContentReader:
 
     def __init__(self, task: Task) -> None:
         self.task = task
-        self.kc_ids = [k.id for k in task.knowledge_components]
-        # the computations each component performs: the curriculum's table, or for a component it does not know
-        # (a user's own task), the operations of the relations in its own worked example and explanation
-        self._kc_ops = {k.id: KC_OPERATIONS[k.id] if k.id in KC_OPERATIONS else _operations_in(
-            (k.worked_example, k.explanation, *(q.text for q in k.questions))) for k in task.knowledge_components}
-        self._kc_words = {k.id: _name_words(k.keywords + (k.name,)) for k in task.knowledge_components}
         self._mis = {m.id: m for m in task.misconceptions}
         # the curriculum's misconceptions have their rules (or none, by design); a user's own task gets inferred ones
         self._rules = {} if task.task_set in ("math", "stem") else {
             m.id: r for m in task.misconceptions if m.id not in WRONG_RULES and (r := _infer_rule(m.id, task))}
-        self._mis_by_kc: dict[str, list[str]] = {}
-        for m in task.misconceptions:
-            self._mis_by_kc.setdefault(m.kc, []).append(m.id)
-        self._topic = frozenset().union(*self._kc_words.values())  # KC names and keywords: naming, not content
-        names = sorted({k.name for k in task.knowledge_components if len(k.name.split()) >= 2}, key=len, reverse=True)
-        self._names = re.compile("|".join(re.escape(n) for n in names), re.IGNORECASE) if names else None
-        entries: list[tuple[str, str, str, str | None]] = []
-        for k in task.knowledge_components:
-            # the lesson's canonical facts, and the material a tutor may restate from it (explanation, worked
-            # example, expected answers): both are true content on the component
-            texts = [*k.facts, *sentences(k.explanation), *sentences(k.worked_example),
-                     *(q.expected for q in k.questions if q.expected and len(q.expected) > 20)]
-            entries += [(k.id, t, "fact", None) for t in texts]
-            # a bridge to another discipline says something true about the component; so does a hint (the fact
-            # a hint points to is the content a scaffold gives)
-            entries += [(k.id, link.bridge, "fact", None) for link in k.links]
-            entries += [(k.id, h, "fact", None) for h in k.hints]
-            # what the curriculum asks about the component (each has an answer)
-            entries += [(k.id, q.text, "question", None) for q in k.questions]
-        # the task's own solution and summary are true content, each sentence on the component whose words it
-        # shares most (the first on a tie)
-        named = tuple((k, self._kc_words[k]) for k in self.kc_ids)
-        mask = _no_digits if task.task_set == "math" else str  # (the words, not the numbers, decide)
-        for text in (*task.solution, task.summary):
-            entries += [(_closest(named, mask(sent)), sent, "fact", None) for sent in sentences(text)]
-        # a test item's question, asked again (with other numbers in math), is a gradeable question on its component
-        for item in (*task.pretest, *task.posttest):
-            on = tuple((k, w) for k, w in named if k in item.kcs)
-            if on:  # the item's component whose words its question shares most (its first on a tie)
-                entries.append((_closest(on, mask(item.stem)), item.stem, "question", None))
-        for m in task.misconceptions:
-            entries.append((m.kc, m.belief, "belief", m.id))
-            # stated observations and the scenario
-            entries += [(m.kc, t, "refutation", m.id) for t in (*m.refutations, *sentences(m.counterexample))]
-        math = task.task_set == "math"
-        # a math task's numbers are one instance's (its relations are checked exactly): its propositions are the
-        # same for every draw of the family, so they are built once per wording with the digits masked
-        key = tuple((kc, _no_digits(t) if math else t, kind, mis) for kc, t, kind, mis in entries
-                    if "{" not in t)
-        self.props, self._by_stem, self._matched = _indexed(key, math, self._topic)
-        self._mask = _no_digits if math else str  # a math task's propositions hold no numbers: nor does their match
+        # everything else depends on the task's words alone (in math, not on the draw's numbers): shared by the
+        # readers of every task with the same material, found by a fingerprint of its texts
+        (self.kc_ids, self._kc_ops, self._kc_words, self._mis_by_kc, self._topic, self._names, self.props,
+         self._by_stem, self._matched, self._mask) = _material(task)
 
     @functools.cached_property
     def _task_equation(self) -> Lin | None:
@@ -1570,6 +1527,90 @@ def _equation_of(text: str) -> Lin | None:
             if ref is not None:
                 return ref
     return None
+
+
+def _fingerprint(task: Task) -> tuple:
+    """Every text and id the material of ``task``'s reader is built from; a math task's digits masked when its
+    components' computations come from the curriculum's table (then the numbers of a draw change nothing)."""
+    kcs = task.knowledge_components
+    parts = [task.task_set, task.id, task.summary, *task.solution]
+    for k in kcs:
+        parts += [k.id, k.name, *k.keywords, *k.facts, k.explanation, k.worked_example, *k.hints,
+                  *(link.bridge for link in k.links), *(q.text for q in k.questions),
+                  *(q.expected or "" for q in k.questions)]
+    for item in (*task.pretest, *task.posttest):
+        parts += [item.stem, *item.kcs]
+    for m in task.misconceptions:
+        parts += [m.id, m.kc, m.belief, m.counterexample, *m.refutations]
+    text = "\x00".join(parts).encode()
+    if task.task_set == "math" and all(k.id in KC_OPERATIONS for k in kcs):
+        text = text.translate(None, b"0123456789")  # (bytes.translate: str.translate is slow on non-ASCII text)
+    return (task.task_set, task.id, text)
+
+
+_MATERIAL: dict[tuple, tuple] = {}
+
+
+def _material(task: Task) -> tuple:
+    key = _fingerprint(task)
+    found = _MATERIAL.get(key)
+    if found is None:
+        if len(_MATERIAL) > 1024:
+            _MATERIAL.clear()
+        found = _MATERIAL[key] = _build_material(task)
+    return found
+
+
+def _build_material(task: Task) -> tuple:
+    """(component ids, their computations, their name words, misconceptions by component, the topic's words, the
+    components' names as a pattern, propositions, their stem index, the match memo, the sentence mask)."""
+    kc_ids = [k.id for k in task.knowledge_components]
+    # the computations each component performs: the curriculum's table, or for a component it does not know
+    # (a user's own task), the operations of the relations in its own worked example and explanation
+    kc_ops = {k.id: KC_OPERATIONS[k.id] if k.id in KC_OPERATIONS else _operations_in(
+        (k.worked_example, k.explanation, *(q.text for q in k.questions))) for k in task.knowledge_components}
+    kc_words = {k.id: _name_words(k.keywords + (k.name,)) for k in task.knowledge_components}
+    mis_by_kc: dict[str, list[str]] = {}
+    for m in task.misconceptions:
+        mis_by_kc.setdefault(m.kc, []).append(m.id)
+    topic = frozenset().union(*kc_words.values())  # KC names and keywords: naming, not content
+    names = sorted({k.name for k in task.knowledge_components if len(k.name.split()) >= 2}, key=len, reverse=True)
+    names_re = re.compile("|".join(re.escape(n) for n in names), re.IGNORECASE) if names else None
+    entries: list[tuple[str, str, str, str | None]] = []
+    for k in task.knowledge_components:
+        # the lesson's canonical facts, and the material a tutor may restate from it (explanation, worked
+        # example, expected answers): both are true content on the component
+        texts = [*k.facts, *sentences(k.explanation), *sentences(k.worked_example),
+                 *(q.expected for q in k.questions if q.expected and len(q.expected) > 20)]
+        entries += [(k.id, t, "fact", None) for t in texts]
+        # a bridge to another discipline says something true about the component; so does a hint (the fact
+        # a hint points to is the content a scaffold gives)
+        entries += [(k.id, link.bridge, "fact", None) for link in k.links]
+        entries += [(k.id, h, "fact", None) for h in k.hints]
+        # what the curriculum asks about the component (each has an answer)
+        entries += [(k.id, q.text, "question", None) for q in k.questions]
+    # the task's own solution and summary are true content, each sentence on the component whose words it
+    # shares most (the first on a tie)
+    named = tuple((k, kc_words[k]) for k in kc_ids)
+    math = task.task_set == "math"
+    mask = _no_digits if math else str  # (the words, not the numbers, decide)
+    for text in (*task.solution, task.summary):
+        entries += [(_closest(named, mask(sent)), sent, "fact", None) for sent in sentences(text)]
+    # a test item's question, asked again (with other numbers in math), is a gradeable question on its component
+    for item in (*task.pretest, *task.posttest):
+        on = tuple((k, w) for k, w in named if k in item.kcs)
+        if on:  # the item's component whose words its question shares most (its first on a tie)
+            entries.append((_closest(on, mask(item.stem)), item.stem, "question", None))
+    for m in task.misconceptions:
+        entries.append((m.kc, m.belief, "belief", m.id))
+        # stated observations and the scenario
+        entries += [(m.kc, t, "refutation", m.id) for t in (*m.refutations, *sentences(m.counterexample))]
+    # a math task's numbers are one instance's (its relations are checked exactly): its propositions are the
+    # same for every draw of the family, so they are built with the digits masked
+    key = tuple((kc, mask(t), kind, mis) for kc, t, kind, mis in entries if "{" not in t)
+    props, by_stem, matched = _indexed(key, math, topic)
+    # a math task's propositions hold no numbers: nor does their match
+    return kc_ids, kc_ops, kc_words, mis_by_kc, topic, names_re, props, by_stem, matched, mask
 
 
 _READERS: dict[tuple, ContentReader] = {}
