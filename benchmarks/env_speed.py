@@ -5,7 +5,9 @@ Prints turns/s of PettingZoo's ``tictactoe_v3`` played at random (legal moves) a
 tutor wrote beforehand, so the tutor's own cost is not measured), all in this process, and the ratios. The
 tutoring episodes are played by the rollout engine (:func:`envs.engine.play`, an env per episode, as every entry
 point plays them); tictactoe's loop is PettingZoo's reference, not ours. Goals: act >= 0.5x tictactoe, text >=
-0.25x. A "turn" is one ``env.step`` of a live agent.
+0.25x. A "turn" is one ``env.step`` of a live agent. Time is this process's CPU time, for the reference and the
+env alike: on a shared machine wall time also counts other processes' time slices (on our 2-core VM it swung
++-15% between back-to-back measurements, CPU time +-6%).
 
     python benchmarks/env_speed.py [--seconds 1.5] [--rounds 5]
 """
@@ -32,8 +34,8 @@ PERSONAS = ("all_round_partly_wrong", "weak_knowledge_asks_for_hint", "low_motiv
 def tictactoe(seconds: float, first_seed: int = 0) -> float:
     env = tictactoe_v3.env()
     rng = np.random.default_rng(first_seed)
-    turns, start, game = 0, time.perf_counter(), first_seed
-    while time.perf_counter() - start < seconds:
+    turns, start, game = 0, time.process_time(), first_seed
+    while time.process_time() - start < seconds:
         env.reset(seed=game)
         game += 1
         for _agent in env.agent_iter():
@@ -44,7 +46,7 @@ def tictactoe(seconds: float, first_seed: int = 0) -> float:
             legal = np.flatnonzero(obs["action_mask"])
             env.step(int(legal[rng.integers(len(legal))]))
             turns += 1
-    return turns / (time.perf_counter() - start)
+    return turns / (time.process_time() - start)
 
 
 class _PoolTutor:
@@ -117,18 +119,18 @@ def tutoring(mode: str, seconds: float, pool: list[str], first_seed: int = 0) ->
     """Turns/s of whole episodes played by the rollout engine (an env per episode, as every entry point plays)."""
     students = {p: SimulatedStudent(p) for p in PERSONAS}
     tutor = _RandomActs() if mode == "act" else _PoolTutor(pool)
-    steps, episodes, start, episode = _Steps(), 0, time.perf_counter(), first_seed
-    while time.perf_counter() - start < seconds:
+    steps, episodes, start, episode = _Steps(), 0, time.process_time(), first_seed
+    while time.process_time() - start < seconds:
         spec = _spec(episode).model_copy(update={"protocol": {"max_turns": 8, "action_mode": mode}})
         play([spec], tutor, students.__getitem__, observer=steps)
         episode += 1
         episodes += 1
-    return (2 * steps.tutor_turns + episodes) / (time.perf_counter() - start)
+    return (2 * steps.tutor_turns + episodes) / (time.process_time() - start)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=1.5, help="wall time per measurement")
+    parser.add_argument("--seconds", type=float, default=1.5, help="CPU seconds per measurement")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (the reported ratio is the median)")
     args = parser.parse_args()
     pool = utterance_pool()
