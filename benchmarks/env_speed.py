@@ -6,8 +6,8 @@ tutor wrote beforehand, so the tutor's own cost is not measured), all in this pr
 tutoring episodes are played by the rollout engine (:func:`envs.engine.play`, an env per episode, as every entry
 point plays them); tictactoe's loop is PettingZoo's reference, not ours. Goals: act >= 0.5x tictactoe, text >=
 0.25x. A "turn" is one ``env.step`` of a live agent. Time is this process's CPU time, for the reference and the
-env alike: on a shared machine wall time also counts other processes' time slices (on our 2-core VM it swung
-+-15% between back-to-back measurements, CPU time +-6%).
+env alike: on a shared machine wall time also counts other processes' time slices (on our 2-core VM the act
+ratio of five back-to-back rounds spanned 0.35-0.56 in wall time, 0.41-0.46 in CPU time).
 
     python benchmarks/env_speed.py [--seconds 1.5] [--rounds 5]
 """
