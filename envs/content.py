@@ -40,7 +40,7 @@ is read from what they ask.
 Everything else — cue phrases, KC names, encouragement, random nouns, numbers in no checkable relation — is
 not content. :attr:`Reading.kc` is the component the turn works on (most true content, then questions).
 
-The module is long (about 1,200 lines) for one concern: every part — the math normaliser and parser, the
+The module is long (about 1,600 lines) for one concern: every part — the math normaliser and parser, the
 computations table, the wrong rules, the proposition matcher — feeds the same :class:`Claim`, and they share
 private helpers (relation chains, exact evaluation) that would otherwise have to become a public API between two
 modules. Its sections are marked; a split along them (math claims / propositions) is the natural next step.
@@ -1208,12 +1208,7 @@ class ContentReader:
     def _facts(self, sent: str, asked: bool, framed: bool = False) -> list[Claim]:
         """The proposition ``sent`` states (memoised per material: it depends on the sentence's words alone)."""
         key = (self._mask(sent), asked, framed, self._names.pattern if self._names is not None else None)
-        found = self._matched.get(key)
-        if found is None:
-            if len(self._matched) > 8192:
-                self._matched.clear()
-            found = self._matched[key] = tuple(self._match(sent, asked, framed))
-        return list(found)
+        return list(_bounded(self._matched, key, lambda: tuple(self._match(sent, asked, framed)), 8192))
 
     def _match(self, sent: str, asked: bool, framed: bool) -> list[Claim]:
         if self._names is not None:  # a component's name names the topic; it says nothing about it
@@ -1551,14 +1546,18 @@ def _fingerprint(task: Task) -> tuple:
 _MATERIAL: dict[tuple, tuple] = {}
 
 
-def _material(task: Task) -> tuple:
-    key = _fingerprint(task)
-    found = _MATERIAL.get(key)
+def _bounded(store: dict, key, build: Callable[[], object], limit: int):
+    """``store[key]``, built on a miss; the store is emptied when it outgrows ``limit`` (a process-wide cache)."""
+    found = store.get(key)
     if found is None:
-        if len(_MATERIAL) > 1024:
-            _MATERIAL.clear()
-        found = _MATERIAL[key] = _build_material(task)
+        if len(store) > limit:
+            store.clear()
+        found = store[key] = build()
     return found
+
+
+def _material(task: Task) -> tuple:
+    return _bounded(_MATERIAL, _fingerprint(task), lambda: _build_material(task), 1024)
 
 
 def _build_material(task: Task) -> tuple:
@@ -1622,12 +1621,7 @@ def _reader(task: Task) -> ContentReader:
     key = (task.task_set, task.id, task.statement, task.answer,
            tuple((k.explanation, k.worked_example) for k in task.knowledge_components),
            tuple(m.counterexample for m in task.misconceptions))
-    reader = _READERS.get(key)
-    if reader is None:
-        if len(_READERS) > 512:
-            _READERS.clear()
-        reader = _READERS[key] = ContentReader(task)
-    return reader
+    return _bounded(_READERS, key, lambda: ContentReader(task), 512)
 
 
 @functools.lru_cache(maxsize=8192)

@@ -224,17 +224,24 @@ class OwnWordsTeacher(_Plain):
         kcs = task["knowledge_components"]
         kc = kcs[(self._turn - 1) // 2 % len(kcs)]
         if task["task_set"] == "math":
-            return _own_math(task, kc, self._rng, ask=self._turn % 2 == 0)
-        sentences = [s for s in re.split(r"(?<=[.!?])\s+", kc["explanation"]) if s]
+            return self.math(task, kc, ask=self._turn % 2 == 0)
         mis = [m for m in task["misconceptions"] if m["kc"] == kc["id"]]
         if mis and self._turn % 2 == 0:  # the component's trap, refuted in its own words
             m = mis[(self._turn // 2) % len(mis)]
-            cx = [c for c in re.split(r"(?<=[.!?])\s+", m["counterexample"]) if c][0]
-            return _reword(cx)
+            return self.trap(m, [c for c in re.split(r"(?<=[.!?])\s+", m["counterexample"]) if c][0])
         # an explanation of two sentences, as a tutor would give it (the component's, reworded)
+        sentences = [x for x in re.split(r"(?<=[.!?])\s+", kc["explanation"]) if x]
         first = (self._turn - 1) % len(sentences)
-        return " ".join(_reword(sentences[(first + i) % len(sentences)], lead=i == 0)
-                        for i in range(min(2, len(sentences))))
+        return self.explain([sentences[(first + i) % len(sentences)] for i in range(min(2, len(sentences)))])
+
+    def math(self, task: dict, kc: dict, ask: bool) -> str:
+        return _own_math(task, kc, self._rng, ask)
+
+    def trap(self, misconception: dict, case: str) -> str:
+        return _reword(case)
+
+    def explain(self, sentences: list[str]) -> str:
+        return " ".join(_reword(x, lead=i == 0) for i, x in enumerate(sentences))
 
 
 def _own_math(task: dict, kc: dict, rng: np.random.Generator, ask: bool) -> str:
@@ -283,7 +290,7 @@ def _lead_pattern() -> re.Pattern[str]:
 _BARE = _lead_pattern()
 
 
-class OwnWordsLLM(_Plain):
+class OwnWordsLLM(OwnWordsTeacher):
     """A control that teaches true content the way a chat model writes: for math, fresh cases of the task's kinds
     worked as a markdown list with LaTeX (``\\frac``, ``\\times``) and asked as "**Your turn:** compute …"; for
     STEM, the components' explanations as bullet points and each misconception introduced as "A common
@@ -291,22 +298,15 @@ class OwnWordsLLM(_Plain):
 
     name = "probe_own_words_llm"
 
-    def say(self, observation: dict, info: dict) -> str:
-        task = info["task"]
-        kcs = task["knowledge_components"]
-        kc = kcs[(self._turn - 1) // 2 % len(kcs)]
-        if task["task_set"] == "math":
-            return _llm_math(task, kc, self._rng, ask=self._turn % 2 == 0)
-        mis = [m for m in task["misconceptions"] if m["kc"] == kc["id"]]
-        if mis and self._turn % 2 == 0:
-            m = mis[(self._turn // 2) % len(mis)]
-            belief = m["belief"].rstrip(".")
-            cx = [c for c in re.split(r"(?<=[.!?])\s+", m["counterexample"]) if c][0]
-            return f"A common misconception is that {belief[:1].lower() + belief[1:]}. In fact: {_reword(cx, False)}"
-        sentences = [x for x in re.split(r"(?<=[.!?])\s+", kc["explanation"]) if x]
-        first = (self._turn - 1) % len(sentences)
-        picked = [sentences[(first + i) % len(sentences)] for i in range(min(2, len(sentences)))]
-        return "Key points:\n" + "\n".join(f"- {_reword(x, False)}" for x in picked)
+    def math(self, task: dict, kc: dict, ask: bool) -> str:
+        return _llm_math(task, kc, self._rng, ask)
+
+    def trap(self, misconception: dict, case: str) -> str:
+        belief = misconception["belief"].rstrip(".")
+        return f"A common misconception is that {belief[:1].lower() + belief[1:]}. In fact: {_reword(case, False)}"
+
+    def explain(self, sentences: list[str]) -> str:
+        return "Key points:\n" + "\n".join(f"- {_reword(x, False)}" for x in sentences)
 
 
 def _latex(expr: str) -> str:
