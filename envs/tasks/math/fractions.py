@@ -19,8 +19,9 @@ _DENOMS: dict[Level, tuple[int, ...]] = {
 
 def _proper(rng: np.random.Generator, den: int, low: int = 1) -> int:
     """A numerator in lowest terms with ``den``."""
+    integers = rng.integers  # randint(rng, low, den - 1), inlined: a task build calls this ~10 times
     while True:
-        num = randint(rng, low, den - 1)
+        num = int(integers(low, den))
         if gcd(num, den) == 1:
             return num
 
@@ -76,7 +77,7 @@ def _sample_add(rng: np.random.Generator, level: Level) -> Params:
         if b == d:
             continue
         a, c = _proper(rng, b), _proper(rng, d)
-        if Fraction(a, b) + Fraction(c, d) < 1 or level == "hard":
+        if a * d + c * b < b * d or level == "hard":  # a/b + c/d < 1 (positive denominators)
             return {"a": a, "b": b, "c": c, "d": d}
 
 
@@ -254,14 +255,17 @@ FRACTION_ADDITION = Family(
 def _sample_compare(rng: np.random.Generator, level: Level) -> Params:
     # The larger fraction has both the smaller numerator and the smaller denominator, so "bigger numbers
     # mean a bigger fraction" picks the wrong one.
+    # The easy addition set admits no such pair, so easy comparison adds fifths.
+    denoms = (2, 3, 4, 5, 6) if level == "easy" else _DENOMS[level]
+    n, integers = len(denoms), rng.integers  # pick(rng, denoms), inlined: ~10 tries per sample
     while True:
-        # The easy addition set admits no such pair, so easy comparison adds fifths.
-        denoms = (2, 3, 4, 5, 6) if level == "easy" else _DENOMS[level]
-        b, d = sorted((pick(rng, denoms), pick(rng, denoms)))
+        b, d = denoms[int(integers(n))], denoms[int(integers(n))]
         if b == d:
             continue
+        if b > d:
+            b, d = d, b
         a, c = _proper(rng, b), _proper(rng, d)
-        if a < c and Fraction(a, b) > Fraction(c, d):
+        if a < c and a * d > c * b:  # a/b > c/d (positive denominators)
             return {"a": a, "b": b, "c": c, "d": d}
 
 
