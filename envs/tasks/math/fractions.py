@@ -7,7 +7,7 @@ from math import gcd, lcm
 
 import numpy as np
 
-from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved
+from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved, cached_solve
 from envs.tasks.math.numbers import fmt_fraction, pick, randint
 
 _DENOMS: dict[Level, tuple[int, ...]] = {
@@ -38,6 +38,7 @@ def _sample_equiv(rng: np.random.Generator, level: Level) -> Params:
     return {"a": _proper(rng, b), "b": b, "k": randint(rng, 2, 4 if level == "easy" else 6)}
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_equiv(p: Params, wording: int) -> Solved:
     a, b, k = p["a"], p["b"], p["k"]
     n = b * k
@@ -107,6 +108,7 @@ def _simplify(num: int, den: int) -> str:
     return f"In lowest terms, {num}/{den} = {simple}."
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_add(p: Params, wording: int) -> Solved:
     a, b, c, d = p["a"], p["b"], p["c"], p["d"]
     x, y = Fraction(a, b), Fraction(c, d)
@@ -149,6 +151,7 @@ def _sample_like(rng: np.random.Generator, level: Level) -> Params:
     return {"a": a, "c": randint(rng, 1, n - 1 - a), "n": n}
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_like(p: Params, wording: int) -> Solved:
     a, c, n = p["a"], p["c"], p["n"]
     total = Fraction(a + c, n)
@@ -269,6 +272,7 @@ def _sample_compare(rng: np.random.Generator, level: Level) -> Params:
             return {"a": a, "b": b, "c": c, "d": d}
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_compare(p: Params, wording: int) -> Solved:
     a, b, c, d = p["a"], p["b"], p["c"], p["d"]
     den = lcm(b, d)
@@ -310,6 +314,7 @@ def _sample_same_numerator(rng: np.random.Generator, level: Level) -> Params:
     return {"a": a, "b": b, "d": d}
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_same_numerator(p: Params, wording: int) -> Solved:
     a, b, d = p["a"], p["b"], p["d"]
     stem = (

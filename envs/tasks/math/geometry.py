@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved
+from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved, cached_solve
 from envs.tasks.math.numbers import fmt_value, randint
 
 # --- rectangle perimeter -----------------------------------------------------------------------------------
@@ -18,6 +18,7 @@ def _sample_rect(rng: np.random.Generator, level: Level) -> Params:
     return {"l": length, "w": randint(rng, 2, length - 1)}
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_rect(p: Params, wording: int) -> Solved:
     length, w = p["l"], p["w"]
     per = 2 * (length + w)
@@ -44,6 +45,7 @@ def _solve_rect(p: Params, wording: int) -> Solved:
     return Solved(stem, f"perimeter of a {length} by {w} rectangle", steps, str(per), wrong)
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_rect_area(p: Params, wording: int) -> Solved:
     length, w = p["l"], p["w"]
     stem = (
@@ -212,6 +214,7 @@ def _sample_half_rect(rng: np.random.Generator, level: Level) -> Params:
     return {"l": randint(rng, 3, 14), "w": randint(rng, 3, 14)}
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_half_rect(p: Params, wording: int) -> Solved:
     length, w = p["l"], p["w"]
     half = Fraction(length * w, 2)

@@ -201,9 +201,7 @@ def _tuple_of_all(make_one, parts: list[tuple]) -> Any:
     when no argument is callable, else a function of (fields, example_fields)."""
     if not any(callable(a) for args in parts for a in args):
         return tuple(make_one(*args) for args in parts)
-    return lambda fields, ex: tuple(
-        make_one(*[a(fields, ex) if callable(a) else a for a in args]) for args in parts
-    )
+    return lambda fields, ex: tuple(make_one(*[a(fields, ex) if callable(a) else a for a in args]) for args in parts)
 
 
 def _make_kc(

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved
+from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved, cached_solve
 from envs.tasks.math.numbers import decimal_places, fmt_decimal, randint
 
 
@@ -14,6 +14,7 @@ def _times(v: Fraction, k: int) -> int:
     """``int(v * k)`` without Fraction arithmetic, exact when ``v``'s denominator divides ``k`` (every use here)."""
     q, r = divmod(k, v.denominator)
     return v.numerator * q if r == 0 else int(v * k)
+
 
 # --- two-digit addition with regrouping --------------------------------------------------------------------
 
@@ -268,8 +269,6 @@ def _two_places_hundredths(rng: np.random.Generator) -> int:
             return v
 
 
-
-
 def _pair_solver(longer_is_smaller: bool):
     def solve(p: Params, wording: int) -> Solved:
         s, lg = p["short"], p["long"]
@@ -305,7 +304,8 @@ def _pair_kind(longer_is_smaller: bool) -> Kind:
             if (hundredths < 10 * tenths) == longer_is_smaller:
                 return {"short": Fraction(tenths, 10), "long": Fraction(hundredths, 100)}
 
-    return Kind(("decimal_place_value", "comparing_decimals"), sample, _pair_solver(longer_is_smaller))
+    # a few hundred parameter sets: the solutions are kept
+    return Kind(("decimal_place_value", "comparing_decimals"), sample, cached_solve(_pair_solver(longer_is_smaller)))
 
 
 def _compare_follow_ups(p: Params, rng: np.random.Generator) -> tuple[Problem, Problem]:
