@@ -198,10 +198,20 @@ def _compile_kc(r: dict[str, Any], kc_id: str, present: tuple[str, ...]) -> _KCP
 
 def _tuple_of_all(make_one, parts: list[tuple]) -> Any:
     """``tuple(make_one(*args) for args in parts)`` with each callable argument filled first: the tuple itself
-    when no argument is callable, else a function of (fields, example_fields)."""
-    if not any(callable(a) for args in parts for a in args):
-        return tuple(make_one(*args) for args in parts)
-    return lambda fields, ex: tuple(make_one(*[a(fields, ex) if callable(a) else a for a in args]) for args in parts)
+    when no argument is callable, else a function of (fields, example_fields) (the elements with no callable
+    argument are made once)."""
+    ready = [None if any(callable(a) for a in args) else make_one(*args) for args in parts]
+    if all(r is not None for r in ready):
+        return tuple(ready)
+    todo = [(i, args) for i, (r, args) in enumerate(zip(ready, parts, strict=True)) if r is None]
+
+    def build(fields: dict[str, str], ex: dict[str, str]) -> tuple:
+        out = ready.copy()
+        for i, args in todo:
+            out[i] = make_one(*[a(fields, ex) if callable(a) else a for a in args])
+        return tuple(out)
+
+    return build
 
 
 def _make_kc(
