@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
+from math import gcd
 
 import numpy as np
 
@@ -75,6 +76,16 @@ def _fmt_decimal(num: int, den: int, places: int | None) -> str:
 def fmt_value(x: Number) -> str:
     """An integer, a short decimal when it terminates, else a fraction: ``'24'``, ``'2.5'``, ``'1/3'``."""
     return _fmt_value(*_num_den(x))
+
+
+def fmt_ratio(num: int, den: int) -> str:
+    """``fmt_value(Fraction(num, den))`` for ints, without building the Fraction (solvers call it per sample)."""
+    if den == 0:
+        return fmt_value(Fraction(num, den))  # raises ZeroDivisionError as Fraction does
+    g = gcd(num, den)
+    if den < 0:  # Fraction keeps the sign on the numerator
+        g = -g
+    return _fmt_value(num // g, den // g)
 
 
 @lru_cache(maxsize=65536)
