@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 
 from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved
-from envs.tasks.math.numbers import fmt_value, randint
+from envs.tasks.math.numbers import fmt_ratio, fmt_value, randint
 
 # --- order of operations: a - b + c × d --------------------------------------------------------------------
 
@@ -180,21 +180,23 @@ def _solve_eq(p: Params, wording: int) -> Solved:
         f"Undo the multiplication: divide both sides by {a}: x = {c - b} ÷ {a} = {x}.",
         f"Check: {a} × {x} + {b} = {c}.",
     )
-    div_first = Fraction(c, a) - b
+    c_over_a = fmt_ratio(c, a)
+    div_first = fmt_ratio(c - a * b, a)  # c/a - b
+    undo = fmt_ratio(c + b, a)
     wrong = {
         "divide_only_one_term": (
             (
-                f"Divide by {a} first, but only the x term and the right side: x + {b} = {fmt_value(Fraction(c, a))}.",
-                f"Subtract {b}: x = {fmt_value(Fraction(c, a))} - {b} = {fmt_value(div_first)}.",
+                f"Divide by {a} first, but only the x term and the right side: x + {b} = {c_over_a}.",
+                f"Subtract {b}: x = {c_over_a} - {b} = {div_first}.",
             ),
-            fmt_value(div_first),
+            div_first,
         ),
         "same_operation_to_undo": (
             (
                 f"Move {b} to the other side: {a}x = {c} + {b} = {c + b}.",
-                f"Divide both sides by {a}: x = {c + b} ÷ {a} = {fmt_value(Fraction(c + b, a))}.",
+                f"Divide both sides by {a}: x = {c + b} ÷ {a} = {undo}.",
             ),
-            fmt_value(Fraction(c + b, a)),
+            undo,
         ),
     }
     return Solved(stem, f"{a}x + {b} = {c}", steps, str(x), wrong)

@@ -16,8 +16,10 @@ Example::
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
@@ -29,6 +31,52 @@ Params = dict[str, Any]
 # A sampler is told the difficulty; a rejected sample is drawn again, never patched, so the distribution
 # stays simple to reason about. 200 tries is far above what any family needs (checked by the tests).
 _MAX_TRIES = 200
+
+# cached_solve keeps at most this many solutions per solver (about 2 kB each), oldest dropped first
+_SOLVE_CACHE_SIZE = 1024
+_FRACTION, _LIST = object(), object()  # markers in a cache key (see _solve_key)
+
+
+def _solve_key(p: Params, wording: int) -> tuple | None:
+    """A hashable key equal only for params a solver cannot tell apart (same names, value types and values),
+    or None when a value is of another type. The key is flat: a marker says how many ints follow it, and a
+    Fraction is keyed by its numerator and denominator (hashing the Fraction itself is slow)."""
+    key: list = [wording]
+    append = key.append
+    for name, v in p.items():
+        append(name)
+        t = type(v)
+        if t is int:
+            append(v)
+        elif t is Fraction:
+            key += (_FRACTION, v.numerator, v.denominator)
+        elif t is list and all(type(x) is int for x in v):
+            key += (_LIST, len(v), *v)
+        else:
+            return None
+    return tuple(key)
+
+
+def cached_solve(solve: Callable[[Params, int], Solved]) -> Callable[[Params, int], Solved]:
+    """``solve`` with its solutions kept: for a pure solver over a small parameter space (a few hundred
+    samples), where a task build would otherwise format the same steps again. A :class:`Solved` is never
+    modified, so one can be shared."""
+    cache: dict[tuple, Solved] = {}
+
+    @functools.wraps(solve)
+    def cached(p: Params, wording: int) -> Solved:
+        key = _solve_key(p, wording)
+        if key is None:
+            return solve(p, wording)
+        s = cache.get(key)
+        if s is None:
+            s = solve(p, wording)
+            if len(cache) >= _SOLVE_CACHE_SIZE:
+                del cache[next(iter(cache))]
+            cache[key] = s
+        return s
+
+    return cached
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from math import gcd, lcm
 
 import numpy as np
 
-from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved
+from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved, cached_solve
 from envs.tasks.math.numbers import fmt_fraction, pick, randint
 
 _DENOMS: dict[Level, tuple[int, ...]] = {
@@ -19,8 +19,9 @@ _DENOMS: dict[Level, tuple[int, ...]] = {
 
 def _proper(rng: np.random.Generator, den: int, low: int = 1) -> int:
     """A numerator in lowest terms with ``den``."""
+    integers = rng.integers  # randint(rng, low, den - 1), inlined: a task build calls this ~10 times
     while True:
-        num = randint(rng, low, den - 1)
+        num = int(integers(low, den))
         if gcd(num, den) == 1:
             return num
 
@@ -37,6 +38,7 @@ def _sample_equiv(rng: np.random.Generator, level: Level) -> Params:
     return {"a": _proper(rng, b), "b": b, "k": randint(rng, 2, 4 if level == "easy" else 6)}
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_equiv(p: Params, wording: int) -> Solved:
     a, b, k = p["a"], p["b"], p["k"]
     n = b * k
@@ -76,7 +78,7 @@ def _sample_add(rng: np.random.Generator, level: Level) -> Params:
         if b == d:
             continue
         a, c = _proper(rng, b), _proper(rng, d)
-        if Fraction(a, b) + Fraction(c, d) < 1 or level == "hard":
+        if a * d + c * b < b * d or level == "hard":  # a/b + c/d < 1 (positive denominators)
             return {"a": a, "b": b, "c": c, "d": d}
 
 
@@ -106,6 +108,7 @@ def _simplify(num: int, den: int) -> str:
     return f"In lowest terms, {num}/{den} = {simple}."
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_add(p: Params, wording: int) -> Solved:
     a, b, c, d = p["a"], p["b"], p["c"], p["d"]
     x, y = Fraction(a, b), Fraction(c, d)
@@ -148,6 +151,7 @@ def _sample_like(rng: np.random.Generator, level: Level) -> Params:
     return {"a": a, "c": randint(rng, 1, n - 1 - a), "n": n}
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_like(p: Params, wording: int) -> Solved:
     a, c, n = p["a"], p["c"], p["n"]
     total = Fraction(a + c, n)
@@ -254,17 +258,21 @@ FRACTION_ADDITION = Family(
 def _sample_compare(rng: np.random.Generator, level: Level) -> Params:
     # The larger fraction has both the smaller numerator and the smaller denominator, so "bigger numbers
     # mean a bigger fraction" picks the wrong one.
+    # The easy addition set admits no such pair, so easy comparison adds fifths.
+    denoms = (2, 3, 4, 5, 6) if level == "easy" else _DENOMS[level]
+    n, integers = len(denoms), rng.integers  # pick(rng, denoms), inlined: ~10 tries per sample
     while True:
-        # The easy addition set admits no such pair, so easy comparison adds fifths.
-        denoms = (2, 3, 4, 5, 6) if level == "easy" else _DENOMS[level]
-        b, d = sorted((pick(rng, denoms), pick(rng, denoms)))
+        b, d = denoms[int(integers(n))], denoms[int(integers(n))]
         if b == d:
             continue
+        if b > d:
+            b, d = d, b
         a, c = _proper(rng, b), _proper(rng, d)
-        if a < c and Fraction(a, b) > Fraction(c, d):
+        if a < c and a * d > c * b:  # a/b > c/d (positive denominators)
             return {"a": a, "b": b, "c": c, "d": d}
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_compare(p: Params, wording: int) -> Solved:
     a, b, c, d = p["a"], p["b"], p["c"], p["d"]
     den = lcm(b, d)
@@ -306,6 +314,7 @@ def _sample_same_numerator(rng: np.random.Generator, level: Level) -> Params:
     return {"a": a, "b": b, "d": d}
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_same_numerator(p: Params, wording: int) -> Solved:
     a, b, d = p["a"], p["b"], p["d"]
     stem = (

@@ -6,8 +6,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved
-from envs.tasks.math.numbers import fmt_value, randint
+from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved, cached_solve
+from envs.tasks.math.numbers import fmt_ratio, fmt_value, randint
 
 # --- rectangle perimeter -----------------------------------------------------------------------------------
 
@@ -18,6 +18,7 @@ def _sample_rect(rng: np.random.Generator, level: Level) -> Params:
     return {"l": length, "w": randint(rng, 2, length - 1)}
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_rect(p: Params, wording: int) -> Solved:
     length, w = p["l"], p["w"]
     per = 2 * (length + w)
@@ -44,6 +45,7 @@ def _solve_rect(p: Params, wording: int) -> Solved:
     return Solved(stem, f"perimeter of a {length} by {w} rectangle", steps, str(per), wrong)
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_rect_area(p: Params, wording: int) -> Solved:
     length, w = p["l"], p["w"]
     stem = (
@@ -156,7 +158,7 @@ def _sample_tri(rng: np.random.Generator, level: Level) -> Params:
 
 def _solve_tri(p: Params, wording: int) -> Solved:
     b, h, s = p["b"], p["h"], p["s"]
-    area = Fraction(b * h, 2)
+    area = fmt_ratio(b * h, 2)
     stem = (
         f"A triangle has a base of {b} cm, a slanted side of {s} cm, and a height of {h} cm measured straight up "
         "from the base. What is its area in square centimetres?"
@@ -167,8 +169,9 @@ def _solve_tri(p: Params, wording: int) -> Solved:
     steps = (
         "Area of a triangle = 1/2 × base × height, with the height at a right angle to the base.",
         f"The base is {b} and the perpendicular height is {h}; the {s} side is slanted and not used.",
-        f"1/2 × {b} × {h} = {fmt_value(area)}.",
+        f"1/2 × {b} × {h} = {area}.",
     )
+    slant_area = fmt_ratio(b * s, 2)
     wrong = {
         "forget_half": (
             ("Area of a triangle = base × height.", steps[1], f"{b} × {h} = {b * h}."),
@@ -178,12 +181,12 @@ def _solve_tri(p: Params, wording: int) -> Solved:
             (
                 steps[0],
                 f"The base is {b} and the height is the side {s}.",
-                f"1/2 × {b} × {s} = {fmt_value(Fraction(b * s, 2))}.",
+                f"1/2 × {b} × {s} = {slant_area}.",
             ),
-            fmt_value(Fraction(b * s, 2)),
+            slant_area,
         ),
     }
-    return Solved(stem, f"1/2 × {b} × {h}", steps, fmt_value(area), wrong)
+    return Solved(stem, f"1/2 × {b} × {h}", steps, area, wrong)
 
 
 def _solve_height_choice(p: Params, wording: int) -> Solved:
@@ -212,6 +215,7 @@ def _sample_half_rect(rng: np.random.Generator, level: Level) -> Params:
     return {"l": randint(rng, 3, 14), "w": randint(rng, 3, 14)}
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_half_rect(p: Params, wording: int) -> Solved:
     length, w = p["l"], p["w"]
     half = Fraction(length * w, 2)

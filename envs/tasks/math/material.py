@@ -109,6 +109,115 @@ def make_kc(
     material: Material, kc_id: str, present: tuple[str, ...], fields: dict[str, str], example_fields: dict[str, str]
 ) -> KnowledgeComponent:
     """The KC ``kc_id`` for a task whose KCs are ``present`` (prerequisites outside the task are dropped)."""
+    plan = _kc_plan(material, kc_id, present)
+    if plan is not None and fields.keys() >= plan.slots and example_fields.keys() >= plan.example_slots:
+        return plan.build(fields, example_fields)
+    return _make_kc(material, kc_id, present, fields, example_fields)
+
+
+@dataclass(frozen=True)
+class _KCPlan:
+    """:func:`_make_kc` for one (material, KC, present KCs), compiled: the values that quote no number are
+    computed once, the others are functions of (fields, example_fields). It builds what ``_make_kc`` builds
+    (equal models, shared nested ones) when the fields have every slot (else ``_make_kc`` raises as it did)."""
+
+    constant: dict[str, Any]
+    dynamic: tuple[tuple[str, Any], ...]
+    slots: frozenset[str]
+    example_slots: frozenset[str]
+
+    def build(self, fields: dict[str, str], example_fields: dict[str, str]) -> KnowledgeComponent:
+        values = self.constant.copy()
+        for name, make in self.dynamic:
+            values[name] = make(fields, example_fields)
+        return _construct_from(KnowledgeComponent, values)
+
+
+_KC_PLANS: dict[tuple[int, str, tuple[str, ...]], tuple[Material, _KCPlan | None]] = {}
+
+
+def _kc_plan(material: Material, kc_id: str, present: tuple[str, ...]) -> _KCPlan | None:
+    """The compiled plan, or None when the record is invalid or not yet validated in this process (then
+    ``_make_kc`` builds the KC, validating it or raising the error it always raised)."""
+    key = (id(material), kc_id, present)
+    hit = _KC_PLANS.get(key)
+    if hit is not None and hit[0] is material:
+        return hit[1]
+    if ("KnowledgeComponent", kc_id) not in _VALIDATED:
+        return None
+    try:
+        plan = _compile_kc(material.kcs[kc_id], kc_id, present)
+    except Exception:  # noqa: BLE001 -- an invalid record: _make_kc raises its own error
+        plan = None
+    _KC_PLANS[key] = (material, plan)
+    return plan
+
+
+def _compile_kc(r: dict[str, Any], kc_id: str, present: tuple[str, ...]) -> _KCPlan:
+    constant: dict[str, Any] = {
+        "id": kc_id,
+        "name": r["name"],
+        "discipline": "math",
+        "keywords": tuple(r["keywords"]),
+        "prerequisites": tuple(p for p in r.get("prerequisites", ()) if p in present),
+        "analogies": tuple(r["analogies"]),
+        "contexts": tuple(r.get("contexts", ())),
+        "difficulty": r.get("difficulty", 0.5),
+    }
+    dynamic: list[tuple[str, Any]] = []
+    slots: set[str] = set()
+    example_slots: set[str] = set()
+
+    def text(template: str, example: bool = False):
+        """The filled text (a str) when ``template`` has no slot, else a function of (fields, example_fields)."""
+        fixed, names = _compiled(template)
+        if fixed is not None:
+            return fixed
+        (example_slots if example else slots).update(names)
+        fmt = template.format_map
+        return (lambda fields, ex: fmt(ex)) if example else (lambda fields, ex: fmt(fields))
+
+    def add(name: str, part: Any) -> None:
+        if callable(part):
+            dynamic.append((name, part))
+        else:
+            constant[name] = part
+
+    links = [(text(link["bridge"]), link["discipline"], tuple(link["keywords"])) for link in r.get("links", ())]
+    add("links", _tuple_of_all(lambda bridge, disc, kw: _link(disc, bridge, kw), links))
+    add("explanation", text(r["explanation"]))
+    add("worked_example", text(r["worked_example"], example=True))
+    questions = []
+    for q in r["questions"]:
+        expected = text(q["expected"]) if q.get("expected") else None
+        questions.append((text(q["text"]), q["level"], q["bloom"], expected))
+    add("questions", _tuple_of_all(_question, questions))
+    add("hints", _tuple_of_all(lambda h: h, [(text(h),) for h in r["hints"]]))
+    return _KCPlan(constant, tuple(dynamic), frozenset(slots), frozenset(example_slots))
+
+
+def _tuple_of_all(make_one, parts: list[tuple]) -> Any:
+    """``tuple(make_one(*args) for args in parts)`` with each callable argument filled first: the tuple itself
+    when no argument is callable, else a function of (fields, example_fields) (the elements with no callable
+    argument are made once)."""
+    ready = [None if any(callable(a) for a in args) else make_one(*args) for args in parts]
+    if all(r is not None for r in ready):
+        return tuple(ready)
+    todo = [(i, args) for i, (r, args) in enumerate(zip(ready, parts, strict=True)) if r is None]
+
+    def build(fields: dict[str, str], ex: dict[str, str]) -> tuple:
+        out = ready.copy()
+        for i, args in todo:
+            out[i] = make_one(*[a(fields, ex) if callable(a) else a for a in args])
+        return tuple(out)
+
+    return build
+
+
+def _make_kc(
+    material: Material, kc_id: str, present: tuple[str, ...], fields: dict[str, str], example_fields: dict[str, str]
+) -> KnowledgeComponent:
+    """:func:`make_kc`, template by template (the reference the compiled plan follows; it raises the errors)."""
     if kc_id not in material.kcs:
         raise DatasetError(f"math KC {kc_id!r} has no material in any YAML file of {_DIR}; add it under 'kcs'")
     r = material.kcs[kc_id]

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved
+from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved, cached_solve
 from envs.tasks.math.numbers import fmt_value, pick, randint
 
 # (big unit, small unit, how many small in one big, what is measured)
@@ -26,6 +26,7 @@ def _sample_conv(rng: np.random.Generator, level: Level) -> Params:
     return {"unit": unit, "q": Fraction(randint(rng, 1, 9 * den), den)}
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_conv(p: Params, wording: int) -> Solved:
     big, small, f, what = _UNITS[p["unit"]]
     q = p["q"]
@@ -78,6 +79,7 @@ def _sample_small_to_big(rng: np.random.Generator, level: Level) -> Params:
     return {"unit": unit, "n": randint(rng, 2, 95) * f // 10}
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_small_to_big(p: Params, wording: int) -> Solved:
     big, small, f, _ = _UNITS[p["unit"]]
     n = p["n"]
@@ -177,6 +179,7 @@ def _sample_travel(rng: np.random.Generator, level: Level) -> Params:
     return {"v": v, "t": t} if d.denominator == 1 else _sample_travel(rng, level)
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_travel(p: Params, wording: int) -> Solved:
     v, t = p["v"], p["t"]
     d = int(v * t)
@@ -203,6 +206,7 @@ def _solve_travel(p: Params, wording: int) -> Solved:
     return Solved(stem, f"{d} km at {v} km/h", steps, fmt_value(t), wrong)
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_speed(p: Params, wording: int) -> Solved:
     v, t = p["v"], p["t"]
     d = int(v * t)
@@ -225,6 +229,7 @@ def _solve_speed(p: Params, wording: int) -> Solved:
     return Solved(stem, f"{d} km in {fmt_value(t)} h", steps, str(v), wrong)
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_distance(p: Params, wording: int) -> Solved:
     v, t = p["v"], p["t"]
     stem = (

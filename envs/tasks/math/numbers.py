@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
+from math import gcd
 
 import numpy as np
 
@@ -22,40 +23,76 @@ Number = int | Fraction
 _MAX_PLACES = 4
 
 
+def _num_den(x: Number) -> tuple[int, int]:
+    """``x``'s numerator and denominator in lowest terms."""
+    if isinstance(x, Fraction):
+        return x.numerator, x.denominator
+    if isinstance(x, int):
+        return int(x), 1
+    f = Fraction(x)
+    return f.numerator, f.denominator
+
+
 def fmt_fraction(x: Number) -> str:
     """``x`` in lowest terms: ``'5/6'``, ``'-3/4'``, or an integer ``'2'``."""
-    x = Fraction(x)
-    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+    num, den = _num_den(x)
+    return str(num) if den == 1 else f"{num}/{den}"
 
 
-def decimal_places(x: Number) -> int | None:
-    """The number of decimal places ``x`` needs, or ``None`` when its decimal does not terminate."""
-    den = x.denominator if isinstance(x, Fraction) else Fraction(x).denominator
+def _places(den: int) -> int | None:
     for places in range(_MAX_PLACES + 1):  # integer test: den divides 10**places (on the env's reset path)
         if (10**places) % den == 0:
             return places
     return None
 
 
-@lru_cache(maxsize=65536)  # a task build formats ~50 numbers, mostly small values seen before
+def decimal_places(x: Number) -> int | None:
+    """The number of decimal places ``x`` needs, or ``None`` when its decimal does not terminate."""
+    return _places(x.denominator if isinstance(x, Fraction) else Fraction(x).denominator)
+
+
+# The caches below are keyed on (numerator, denominator) ints, not on the Fraction: hashing a Fraction costs
+# a modular inverse, and a task build formats ~50 numbers.
+
+
 def fmt_decimal(x: Number, places: int | None = None) -> str:
     """``x`` as an exact decimal: ``'4.15'``, ``'-0.5'``, ``'12'`` (``places`` pads with zeros, e.g. money)."""
-    x = x if isinstance(x, Fraction) else Fraction(x)
-    need = decimal_places(x)
+    num, den = _num_den(x)
+    return _fmt_decimal(num, den, places)
+
+
+@lru_cache(maxsize=65536)  # mostly small values seen before
+def _fmt_decimal(num: int, den: int, places: int | None) -> str:
+    need = _places(den)
     if need is None:
-        raise ValueError(f"{x} has no terminating decimal of at most {_MAX_PLACES} places")
+        raise ValueError(f"{Fraction(num, den)} has no terminating decimal of at most {_MAX_PLACES} places")
     places = need if places is None else max(places, need)
-    sign = "-" if x.numerator < 0 else ""
-    scaled = abs(x.numerator) * 10**places // x.denominator  # exact: the denominator divides 10**places
+    sign = "-" if num < 0 else ""
+    scaled = abs(num) * 10**places // den  # exact: the denominator divides 10**places
     whole, frac = divmod(scaled, 10**places)
     return f"{sign}{whole}" if places == 0 else f"{sign}{whole}.{frac:0{places}d}"
 
 
-@lru_cache(maxsize=65536)
 def fmt_value(x: Number) -> str:
     """An integer, a short decimal when it terminates, else a fraction: ``'24'``, ``'2.5'``, ``'1/3'``."""
-    x = x if isinstance(x, Fraction) else Fraction(x)
-    return fmt_decimal(x) if decimal_places(x) is not None else fmt_fraction(x)
+    return _fmt_value(*_num_den(x))
+
+
+def fmt_ratio(num: int, den: int) -> str:
+    """``fmt_value(Fraction(num, den))`` for ints, without building the Fraction (solvers call it per sample)."""
+    if den == 0:
+        return fmt_value(Fraction(num, den))  # raises ZeroDivisionError as Fraction does
+    g = gcd(num, den)
+    if den < 0:  # Fraction keeps the sign on the numerator
+        g = -g
+    return _fmt_value(num // g, den // g)
+
+
+@lru_cache(maxsize=65536)
+def _fmt_value(num: int, den: int) -> str:
+    if _places(den) is not None:
+        return _fmt_decimal(num, den, None)
+    return str(num) if den == 1 else f"{num}/{den}"
 
 
 def randint(rng: np.random.Generator, low: int, high: int) -> int:

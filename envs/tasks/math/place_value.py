@@ -6,8 +6,15 @@ from fractions import Fraction
 
 import numpy as np
 
-from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved
+from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved, cached_solve
 from envs.tasks.math.numbers import decimal_places, fmt_decimal, randint
+
+
+def _times(v: Fraction, k: int) -> int:
+    """``int(v * k)`` without Fraction arithmetic, exact when ``v``'s denominator divides ``k`` (every use here)."""
+    q, r = divmod(k, v.denominator)
+    return v.numerator * q if r == 0 else int(v * k)
+
 
 # --- two-digit addition with regrouping --------------------------------------------------------------------
 
@@ -200,10 +207,11 @@ TWO_DIGIT_ADDITION = Family(
 def _sample_decimals3(rng: np.random.Generator, level: Level) -> Params:
     # One decimal of each length; the largest is the 2-place one, so both "length" rules pick a wrong one.
     while True:
-        x = Fraction(randint(rng, 1, 9), 10)
-        y = Fraction(randint(rng, 11, 99), 100)
-        z = Fraction(randint(rng, 101, 999), 1000)
-        if decimal_places(y) == 2 and decimal_places(z) == 3 and y > x and y > z:
+        # x, y, z are these tenths, hundredths and thousandths; the test is on the ints (no Fractions per try):
+        # y needs 2 places and z 3 when their last digit is not 0, and y > x, y > z
+        xt, yh, zt = randint(rng, 1, 9), randint(rng, 11, 99), randint(rng, 101, 999)
+        if yh % 10 and zt % 10 and yh > 10 * xt and 10 * yh > zt:
+            x, y, z = Fraction(xt, 10), Fraction(yh, 100), Fraction(zt, 1000)
             order = [int(i) for i in rng.permutation(3)]
             # Easy puts the largest first, hard gives all three the same whole part (2.4, 2.38, 2.405).
             if level == "easy":
@@ -224,14 +232,14 @@ def _solve_decimals3(p: Params, wording: int) -> Solved:
     padded = ", ".join(f"{s} = {fmt_decimal(v, 3)}" for s, v in zip(shown, (x, y, z), strict=True))
     steps = (
         f"Give all three numbers three decimal places: {padded}.",
-        f"Compare thousandths: {int(x * 1000)}, {int(y * 1000)} and {int(z * 1000)}; "
-        f"the largest is {int(y * 1000)} thousandths.",
+        f"Compare thousandths: {_times(x, 1000)}, {_times(y, 1000)} and {_times(z, 1000)}; "
+        f"the largest is {_times(y, 1000)} thousandths.",
         f"The largest number is {shown[1]}.",
     )
     wrong = {
         "longer_decimal_larger": (
             (
-                f"{shown[2]} has the most digits after the point ({int(z * 1000)} is the biggest number), so it is "
+                f"{shown[2]} has the most digits after the point ({_times(z, 1000)} is the biggest number), so it is "
                 "the largest.",
                 f"The largest number is {shown[2]}.",
             ),
@@ -250,14 +258,15 @@ def _solve_decimals3(p: Params, wording: int) -> Solved:
 
 
 def _two_places(rng: np.random.Generator) -> Fraction:
+    return Fraction(_two_places_hundredths(rng), 100)
+
+
+def _two_places_hundredths(rng: np.random.Generator) -> int:
+    """The hundredths of a decimal in (0.1, 1) that needs two places (its last digit is not 0)."""
     while True:
-        v = Fraction(randint(rng, 11, 99), 100)
-        if decimal_places(v) == 2:
+        v = randint(rng, 11, 99)
+        if v % 10:
             return v
-
-
-def _sample_decimal_pair(rng: np.random.Generator, level: Level) -> Params:
-    return {"short": Fraction(randint(rng, 1, 9), 10), "long": _two_places(rng)}
 
 
 def _pair_solver(longer_is_smaller: bool):
@@ -272,7 +281,7 @@ def _pair_solver(longer_is_smaller: bool):
         )
         steps = (
             f"Write both with two decimal places: {a} = {fmt_decimal(s, 2)} and {b} = {b}.",
-            f"Compare hundredths: {int(s * 100)} and {int(lg * 100)}.",
+            f"Compare hundredths: {_times(s, 100)} and {_times(lg, 100)}.",
             f"The larger number is {fmt_decimal(big)}.",
         )
         rule = "longer_decimal_larger" if longer_is_smaller else "shorter_decimal_larger"
@@ -289,12 +298,14 @@ def _pair_solver(longer_is_smaller: bool):
 
 def _pair_kind(longer_is_smaller: bool) -> Kind:
     def sample(rng: np.random.Generator, level: Level) -> Params:
-        while True:
-            p = _sample_decimal_pair(rng, level)
-            if (p["long"] < p["short"]) == longer_is_smaller:
-                return p
+        while True:  # a tenths and a two-place hundredths decimal, compared as ints
+            tenths = randint(rng, 1, 9)
+            hundredths = _two_places_hundredths(rng)
+            if (hundredths < 10 * tenths) == longer_is_smaller:
+                return {"short": Fraction(tenths, 10), "long": Fraction(hundredths, 100)}
 
-    return Kind(("decimal_place_value", "comparing_decimals"), sample, _pair_solver(longer_is_smaller))
+    # a few hundred parameter sets: the solutions are kept
+    return Kind(("decimal_place_value", "comparing_decimals"), sample, cached_solve(_pair_solver(longer_is_smaller)))
 
 
 def _compare_follow_ups(p: Params, rng: np.random.Generator) -> tuple[Problem, Problem]:
@@ -373,9 +384,22 @@ def _sample_dec_add(rng: np.random.Generator, level: Level) -> Params:
     return {"x": x, "y": y}
 
 
-def _dec_digits(v: Fraction) -> int:
+def _dec_digits(v: Fraction | int) -> int:
     """The digits of a decimal read as a whole number, ignoring the point (3.4 -> 34)."""
-    return int(fmt_decimal(v).replace(".", "").replace("-", ""))
+    places = decimal_places(v)
+    if places is None:  # fmt_decimal raises
+        return int(fmt_decimal(v).replace(".", "").replace("-", ""))
+    return abs(v.numerator) * 10**places // v.denominator  # the digits fmt_decimal writes, as an int
+
+
+def _frac_digits(v: Fraction) -> int:
+    """``_dec_digits(v - int(v))``: the digits after the point read as a whole number (3.45 -> 45)."""
+    num, den = v.numerator, v.denominator
+    places = decimal_places(v)
+    if places is None:
+        return _dec_digits(v - int(v))
+    # v - int(v) is (num - int(v) * den) / den, in lowest terms as v is, or 0 (whose digits are 0 too)
+    return abs(num - int(v) * den) * 10**places // den
 
 
 def _solve_dec_add(p: Params, wording: int) -> Solved:
@@ -389,28 +413,34 @@ def _solve_dec_add(p: Params, wording: int) -> Solved:
     total = x + y
     steps = (
         f"Line up the decimal points: write {a} as {fmt_decimal(x, 2)} so both numbers have two decimal places.",
-        f"Add the hundredths as whole numbers: {int(x * 100)} + {int(y * 100)} = {int(total * 100)}.",
+        f"Add the hundredths as whole numbers: {_times(x, 100)} + {_times(y, 100)} = {_times(total, 100)}.",
         f"Put the decimal point back two places from the right: {fmt_decimal(total)}.",
     )
-    right = Fraction(_dec_digits(x) + _dec_digits(y), 100)
-    whole_parts = int(x) + int(y)
-    frac_parts = _dec_digits(x - int(x)) + _dec_digits(y - int(y))
+    dx, dy = _dec_digits(x), _dec_digits(y)
+    right = fmt_decimal(Fraction(dx + dy, 100))
+    wx, wy = int(x), int(y)
+    whole_parts = wx + wy
+    fx, fy = _frac_digits(x), _frac_digits(y)
+    frac_parts = fx + fy
     # The student writes the two parts side by side; report that as a canonical decimal value.
-    separate = fmt_decimal(Fraction(f"{whole_parts}.{frac_parts}"))
+    if whole_parts >= 0 and frac_parts >= 0:  # Fraction(f"{whole_parts}.{frac_parts}"), without parsing
+        shift = 10 ** len(str(frac_parts))
+        separate = fmt_decimal(Fraction(whole_parts * shift + frac_parts, shift))
+    else:
+        separate = fmt_decimal(Fraction(f"{whole_parts}.{frac_parts}"))
     wrong = {
         "align_last_digits": (
             (
                 f"Line up the last digits of {a} and {b}, ignoring the decimal points.",
-                f"Add as whole numbers: {_dec_digits(x)} + {_dec_digits(y)} = {_dec_digits(x) + _dec_digits(y)}.",
-                f"Put the decimal point two places from the right: {fmt_decimal(right)}.",
+                f"Add as whole numbers: {dx} + {dy} = {dx + dy}.",
+                f"Put the decimal point two places from the right: {right}.",
             ),
-            fmt_decimal(right),
+            right,
         ),
         "add_parts_separately": (
             (
-                f"Add the whole-number parts: {int(x)} + {int(y)} = {whole_parts}.",
-                f"Add the parts after the point as whole numbers: {_dec_digits(x - int(x))} + "
-                f"{_dec_digits(y - int(y))} = {frac_parts}.",
+                f"Add the whole-number parts: {wx} + {wy} = {whole_parts}.",
+                f"Add the parts after the point as whole numbers: {fx} + {fy} = {frac_parts}.",
                 f"Put them together: {whole_parts}.{frac_parts} = {separate}.",
             ),
             separate,
@@ -431,29 +461,30 @@ def _solve_whole_plus(p: Params, wording: int) -> Solved:
         if wording == 0
         else f"A parcel weighs {w} kg. Its wrapping adds {b} kg. What is the total weight in kg?"
     )
+    total = fmt_decimal(w + y)
     steps = (
         f"A whole number has its decimal point at the end: {w} = {w}.00.",
-        f"Line up the points and add: {w}.00 + {b} = {fmt_decimal(w + y)}.",
+        f"Line up the points and add: {w}.00 + {b} = {total}.",
     )
-    wrong_v = Fraction(w + _dec_digits(y), 100)
+    dy = _dec_digits(y)
+    wrong_v = fmt_decimal(Fraction(w + dy, 100))
     wrong = {
         "align_last_digits": (
             (
                 f"Line up the last digits of {w} and {b}.",
-                f"Add {w} + {_dec_digits(y)} = {w + _dec_digits(y)} and put the point two places from the right: "
-                f"{fmt_decimal(wrong_v)}.",
+                f"Add {w} + {dy} = {w + dy} and put the point two places from the right: {wrong_v}.",
             ),
-            fmt_decimal(wrong_v),
+            wrong_v,
         )
     }
-    return Solved(stem, f"{w} + {b}", steps, fmt_decimal(w + y), wrong)
+    return Solved(stem, f"{w} + {b}", steps, total, wrong)
 
 
 def _sample_tenths_digit(rng: np.random.Generator, level: Level) -> Params:
     while True:
-        x = Fraction(randint(rng, 11, 99), 10)
-        if decimal_places(x) == 1:
-            return {"x": x, "y": Fraction(randint(rng, 1, 9), 100)}
+        tenths = randint(rng, 11, 99)
+        if tenths % 10:  # tenths / 10 needs one decimal place
+            return {"x": Fraction(tenths, 10), "y": Fraction(randint(rng, 1, 9), 100)}
 
 
 def _solve_tenths_digit(p: Params, wording: int) -> Solved:
@@ -464,22 +495,23 @@ def _solve_tenths_digit(p: Params, wording: int) -> Solved:
         if wording == 0
         else f"A plant was {a} cm tall and grew {b} cm more. How tall is it now, in cm?"
     )
+    x2, total = fmt_decimal(x, 2), fmt_decimal(x + y)
     steps = (
-        f"{b} has 0 tenths and {int(y * 100)} hundredths; {a} has no hundredths, so write it as {fmt_decimal(x, 2)}.",
-        f"Add place by place: {fmt_decimal(x, 2)} + {b} = {fmt_decimal(x + y)}.",
+        f"{b} has 0 tenths and {_times(y, 100)} hundredths; {a} has no hundredths, so write it as {x2}.",
+        f"Add place by place: {x2} + {b} = {total}.",
     )
-    right = Fraction(_dec_digits(x) + _dec_digits(y), 10)
+    dx, dy = _dec_digits(x), _dec_digits(y)
+    right = fmt_decimal(Fraction(dx + dy, 10))
     wrong = {
         "align_last_digits": (
             (
-                f"Line up the last digits: {_dec_digits(x)} and {_dec_digits(y)}.",
-                f"Add {_dec_digits(x)} + {_dec_digits(y)} = {_dec_digits(x) + _dec_digits(y)} and keep one decimal "
-                f"place: {fmt_decimal(right)}.",
+                f"Line up the last digits: {dx} and {dy}.",
+                f"Add {dx} + {dy} = {dx + dy} and keep one decimal place: {right}.",
             ),
-            fmt_decimal(right),
+            right,
         )
     }
-    return Solved(stem, f"{a} + {b}", steps, fmt_decimal(x + y), wrong)
+    return Solved(stem, f"{a} + {b}", steps, total, wrong)
 
 
 def _dec_add_follow_ups(p: Params, rng: np.random.Generator) -> tuple[Problem, Problem]:

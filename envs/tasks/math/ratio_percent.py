@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved
+from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved, cached_solve
 from envs.tasks.math.numbers import fmt_value, pick, randint
 
 _RATES: dict[Level, tuple[int, ...]] = {
@@ -22,6 +22,7 @@ def _sample_discount(rng: np.random.Generator, level: Level) -> Params:
     return {"price": randint(rng, 3, 30) * 4, "rate": pick(rng, _RATES[level])}
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_discount(p: Params, wording: int) -> Solved:
     price, r = p["price"], p["rate"]
     rate = Fraction(r, 100)
@@ -54,6 +55,7 @@ def _sample_percent_of(rng: np.random.Generator, level: Level) -> Params:
     return {"q": randint(rng, 2, 20) * 20, "rate": pick(rng, _RATES["medium"])}
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_percent_of(p: Params, wording: int) -> Solved:
     q, r = p["q"], p["rate"]
     val = Fraction(r * q, 100)
@@ -79,6 +81,7 @@ def _sample_pct_dec(rng: np.random.Generator, level: Level) -> Params:
     return {"rate": pick(rng, (3, 5, 8, 12, 15, 35, 45, 60, 75, 120))}
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_pct_dec(p: Params, wording: int) -> Solved:
     r = p["rate"]
     stem = (
@@ -161,6 +164,7 @@ def _sample_ratio(rng: np.random.Generator, level: Level) -> Params:
                 return {"a": a, "b": b, "k": k}
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_ratio(p: Params, wording: int) -> Solved:
     a, b, k = p["a"], p["b"], Fraction(p["k"])
     n = int(k * b)
@@ -223,6 +227,7 @@ def _sample_unit_price(rng: np.random.Generator, level: Level) -> Params:
     return {"n": randint(rng, 3, 9), "each": Fraction(randint(rng, 3, 40), 4)}
 
 
+@cached_solve  # a few hundred parameter sets
 def _solve_unit_price(p: Params, wording: int) -> Solved:
     n, each = p["n"], p["each"]
     cost = n * each
