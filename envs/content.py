@@ -1087,11 +1087,14 @@ class ContentReader:
         # readers of every task with the same material, found by a fingerprint of its texts
         (self.kc_ids, self._kc_ops, self._kc_words, self._mis_by_kc, self._topic, self._names, self.props,
          self._by_stem, self._matched, self._mask) = _material(task)
+        self._equation: Lin | None | object = _UNSET
 
-    @functools.cached_property
+    @property
     def _task_equation(self) -> Lin | None:
-        """The task's own equation, when it has one in x (the reference for ``x = …`` claims)."""
-        return _equation_of(self.task.statement)
+        """The task's own equation, when it has one in x (the reference for ``x = …`` claims); computed once."""
+        if self._equation is _UNSET:
+            self._equation = _equation_of(self.task.statement)
+        return self._equation  # type: ignore[return-value]
 
     @classmethod
     def for_task(cls, task: Task) -> ContentReader:
@@ -1510,9 +1513,13 @@ def _demand(text: str, math: bool) -> str:
     return "apply" if math else "recall"
 
 
+_UNSET = object()
+_X = re.compile(r"(?<![a-wyz])x(?![a-wyz])", re.IGNORECASE)  # an x that is not inside a word ("3x", "x = 5")
+
+
 def _equation_of(text: str) -> Lin | None:
     """The solution of the first equation in x of ``text`` that is more than ``x = value``."""
-    if "x" not in text:
+    if "x" not in text or not _X.search(text):
         return None
     for chain in _chains(normalise(text)):
         parts = _REL.split(chain)
