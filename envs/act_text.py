@@ -99,7 +99,7 @@ def _question(kc: KnowledgeComponent, level: str, rng: np.random.Generator) -> s
 
 def _fields(task: Task, kc: KnowledgeComponent | None, mis, rng: np.random.Generator) -> dict[str, str]:
     hint = _pick(rng, kc.hints) if kc is not None else "think about what you already know."
-    step = _first_sentence(kc.worked_example) if kc is not None and kc.worked_example else hint
+    step = _first_step(kc.worked_example) if kc is not None and kc.worked_example else hint
     analogy = _pick(rng, kc.analogies) if kc is not None else "it is like many things you have seen before."
     if mis is not None:
         scenario = mis.counterexample
@@ -119,9 +119,15 @@ def _fields(task: Task, kc: KnowledgeComponent | None, mis, rng: np.random.Gener
     }
 
 
-def _first_sentence(text: str) -> str:
-    head = re.split(r"(?<=[.!?])\s+", text.strip(), maxsplit=1)[0]
-    return head if head[-1:] in ".!?" else head + "."
+_PROMPT = re.compile(r"^(?:work out|evaluate|compare|add|subtract|solve|convert|find|place|compute|calculate|"
+                     r"which|what|how)\b|\?\s*$", re.IGNORECASE)
+
+
+def _first_step(worked_example: str) -> str:
+    """The worked example's first step: its first sentence that is not the problem it sets ("Work out 3/5 + 1/4.")."""
+    sentences = [x for x in re.split(r"(?<=[.!?])\s+", worked_example.strip()) if x]
+    step = next((x for x in sentences if not _PROMPT.search(x) and len(x.split()) >= 3), sentences[0])
+    return step if step[-1:] in ".!?" else step + "."
 
 
 def _kc(task: Task, kc_id: str | None) -> KnowledgeComponent | None:

@@ -208,8 +208,8 @@ _REPLACE: tuple[tuple[re.Pattern[str], str, tuple[str, ...] | None], ...] = tupl
         (r"\b(?:is equal to|equals|is the same as|is equivalent to|gives you|gives|makes|comes to|works out to|"
          r"results in|leaves)\b", "=",
          ("equal", "same as", "equivalent", "gives", "makes", "comes to", "works out to", "results in", "leaves")),
-        (r"\b(?:(?:is|are) )?(?:greater|bigger|larger|more) than\b", ">", ("than",)),
-        (r"\b(?:(?:is|are) )?(?:less|smaller|fewer) than\b", "<", ("than",)),
+        (r"\b(?:(?:is|are|be|was) )?(?:greater|bigger|larger|more) than\b", ">", ("than",)),
+        (r"\b(?:(?:is|are|be|was) )?(?:less|smaller|fewer) than\b", "<", ("than",)),
         (r"\b(?:(?:is|are) )?(?:equal to|the same (?:ratio |fraction |number |amount )?as)\b", "=",
          ("equal to", "the same")),
         # a step's result: "4 × 5 becomes 20", "6 + 32, which is 38", "so we get 41"
@@ -388,6 +388,8 @@ def _relational(s: str) -> str:
     return s
 
 
+_UNITS_ASKED = re.compile(rf"\bhow many ({_UNIT_RE}) (?:are |is )?(?:there )?in (\d+(?:\.\d+)?) ?({_UNIT_RE})\b",
+                          re.IGNORECASE)
 _SCALE_WORDS = re.compile(r"\b(?:maps?|scales?|models?|drawings?|plans?|represents?|stands? for)\b", re.IGNORECASE)
 # "3 metres is 300 centimetres": "is" between a quantity and a number
 _UNIT_IS = re.compile(rf"(\d\s*(?:{_UNIT_RE})\.?)\s+(?:is|are|was|equals)\s+(?=[-(]?\d)", re.IGNORECASE)
@@ -566,7 +568,8 @@ def operations(rel: str, sides: list[Node]) -> set[str]:
         return {"equation"}
     if any(leaf.dim in ("length", "mass", "volume", "time") for leaf in leaves):
         dims = {leaf.dim for leaf in leaves if leaf.dim}
-        if len({leaf.text for leaf in leaves}) >= 2 and len(dims) == 1 and all(s.op == "num" for s in sides):
+        # (0.7 m against 0.7 cm: the same number in two units is a conversion too)
+        if len({(leaf.text, leaf.value) for leaf in leaves}) >= 2 and len(dims) == 1 and all(s.op == "num" for s in sides):
             ops.add("convert")
     if any(leaf.dim == "speed" for leaf in leaves) or {"time", "length"} <= {leaf.dim for leaf in leaves}:
         ops.add("speed")
@@ -1167,6 +1170,12 @@ class ContentReader:
                 out.append(self._claim(rel, [whole, b], TRUE if v else FALSE, question=asked, raw=raw))
                 if v and rel == "=" and a.op not in ("num", "var") and b.op == "num" and b.value is not None:
                     carry[:] = [(b.value, whole)]
+        if not out and asked and (m := _UNITS_ASKED.search(raw)):
+            # "How many cm are in 2 m?": a conversion asked for
+            n = parse(f"{m.group(2)} {m.group(3)}")
+            to = parse(f"1 {m.group(1)}")
+            if n is not None and to is not None and n.dim is not None and n.dim == to.dim:
+                out.append(self._claim("=", [n, to], TRUE, question=True, raw=raw))
         if not out and asked:
             # "What is 1/2 + 1/3?": an expression asked for
             for span in _MATH_SPAN.findall(norm):
@@ -1234,8 +1243,11 @@ class ContentReader:
             if hit < need or hit < 0.5 * len(p.stems) * (0.6 if asked else 1.0):
                 continue
             # beyond naming the topic: two of its content words, or one in a close restatement of it
+            # (a curriculum question asked again nearly word for word is that question, even in the topic's words:
+            # "When converting L to mL, do you multiply or divide?")
             beyond = len(substance & p.stems)
-            if beyond < (1 if asked or hit >= 0.75 * len(p.stems) else 2):
+            restated = asked and p.kind == "question" and hit >= 0.75 * len(p.stems) and hit >= 0.75 * len(stems)
+            if beyond < (1 if asked or hit >= 0.75 * len(p.stems) else 2) and not restated:
                 continue
             # a belief stated outright wins over a fact or refutation that shares its words
             # (stated: a negated belief does not outrank the refutation it matches)
