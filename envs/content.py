@@ -569,7 +569,8 @@ def operations(rel: str, sides: list[Node]) -> set[str]:
     if any(leaf.dim in ("length", "mass", "volume", "time") for leaf in leaves):
         dims = {leaf.dim for leaf in leaves if leaf.dim}
         # (0.7 m against 0.7 cm: the same number in two units is a conversion too)
-        if len({(leaf.text, leaf.value) for leaf in leaves}) >= 2 and len(dims) == 1 and all(s.op == "num" for s in sides):
+        distinct = len({(leaf.text, leaf.value) for leaf in leaves})
+        if distinct >= 2 and len(dims) == 1 and all(s.op == "num" for s in sides):
             ops.add("convert")
     if any(leaf.dim == "speed" for leaf in leaves) or {"time", "length"} <= {leaf.dim for leaf in leaves}:
         ops.add("speed")
