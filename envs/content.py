@@ -58,11 +58,13 @@ import functools
 import itertools
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
+from envs.grading import VULGAR_FRACTIONS
 from envs.tasks.base import Task
 
 TRUE, FALSE, UNCHECKED = "true", "false", "unchecked"
@@ -218,13 +220,13 @@ _REPLACE: tuple[tuple[re.Pattern[str], str, tuple[str, ...] | None], ...] = tupl
          ("become", "turns into", "get", "give", "cost", "pay")),
         (r"\b(?:one |a )?half of\b", "1/2 of", ("half",)),
     ))
-_VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅖": (2, 5), "⅗": (3, 5),
-           "⅘": (4, 5), "⅙": (1, 6), "⅚": (5, 6), "⅛": (1, 8), "⅜": (3, 8), "⅝": (5, 8), "⅞": (7, 8)}
+_VULGAR = {c: Fraction(unicodedata.numeric(c)).limit_denominator(10) for c in VULGAR_FRACTIONS}
 _VULGAR_RE = re.compile(r"(\d+)?\s*([" + "".join(_VULGAR) + "])")
 
 
 def _vulgar(m: re.Match) -> str:
-    n, d = _VULGAR[m.group(2)]
+    value = _VULGAR[m.group(2)]
+    n, d = value.numerator, value.denominator
     return f" ({m.group(1)} + {n}/{d})" if m.group(1) else f" ({n}/{d})"
 
 

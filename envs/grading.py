@@ -348,8 +348,8 @@ def _with_denominator_word(text: str, m: NumberMention) -> NumberMention:
 
 # --- whole-string parsing ---------------------------------------------------------------------------------
 
-_VULGAR = "½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒"
-_VULGAR_MAP = {ord(c): " " + unicodedata.normalize("NFKC", c).replace("\u2044", "/") for c in _VULGAR}
+VULGAR_FRACTIONS = "½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒"  # the unicode fractions a text may use (the content reader reads them too)
+_VULGAR_MAP = {ord(c): " " + unicodedata.normalize("NFKC", c).replace("\u2044", "/") for c in VULGAR_FRACTIONS}
 _LATEX_WRAP_RE = re.compile(r"\\(?:boxed|text|textbf|mathrm|mbox|operatorname)\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 _LATEX_DROP_RE = re.compile(r"\\[,;!: ]|\\left|\\right|\\\(|\\\)|\\\[|\\\]")
 _LHS_RE = re.compile(r"^\s*[A-Za-z][\w']*\s*(?:=|≈)\s*")

@@ -63,6 +63,18 @@ class LabelFarming(_Plain):
                 f"{nouns[0]}s and a {nouns[1]} in {task['disciplines'][0]}.{belief} Why?")
 
 
+class KeywordQuestions(_Plain):
+    """A component's name and keywords asked back as a bare question every turn ("Equivalent fractions: numerator
+    denominator equivalent simplify?"): the cheapest text a question-reading rule could take for a question."""
+
+    name = "probe_keyword_questions"
+
+    def say(self, observation: dict, info: dict) -> str:
+        kcs = info["task"]["knowledge_components"]
+        kc = kcs[(self._turn - 1) % len(kcs)]
+        return f"{kc['name']}: {' '.join(kc['keywords'][:4])}?"
+
+
 class ContentFreeSocratic(SocraticTutor):
     """Socratic's moves (its cue phrases, its question marks, the component's name) with no content."""
 
@@ -342,8 +354,8 @@ def _reword(sentence: str, lead: bool = True) -> str:
     return "In other words: " + out[0].lower() + out[1:] if lead else out
 
 
-PROBES = {cls.name: cls for cls in (LabelFarming, ContentFreeSocratic, WrongNumbers, MisconceptionTeacher,
-                                    OtherTaskMaterial, PosttestTeacher, PersonaExploit, PromptInjection,
-                                    ParaphrasedSocratic, BareSocratic, OwnWordsTeacher, OwnWordsLLM)}
+PROBES = {cls.name: cls for cls in (
+    LabelFarming, KeywordQuestions, ContentFreeSocratic, WrongNumbers, MisconceptionTeacher, OtherTaskMaterial,
+    PosttestTeacher, PersonaExploit, PromptInjection, ParaphrasedSocratic, BareSocratic, OwnWordsTeacher, OwnWordsLLM)}
 
 __all__ = ["PROBES"]

@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from reward_validity import measure, paired, specs  # noqa: E402
 
-GAMING = ("probe_label_farming", "probe_content_free", "probe_teach_misconceptions", "probe_other_task",
-          "probe_posttest", "probe_persona", "probe_injection")
+GAMING = ("probe_label_farming", "probe_keyword_questions", "probe_content_free", "probe_teach_misconceptions",
+          "probe_other_task", "probe_posttest", "probe_persona", "probe_injection")
 REWORDED = ("probe_paraphrase", "probe_paraphrase_bare")  # other cue words; every cue word deleted
 OWN_WORDS = ("probe_own_words", "probe_own_words_llm")  # plain text; markdown, LaTeX, "a common misconception" 
 
