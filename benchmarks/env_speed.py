@@ -92,17 +92,20 @@ class _Said:
         return action
 
 
-class _Steps:
-    """Counts the env's live steps from the tutor's turns: the agents alternate, the student first and last."""
+class _Counted:
+    """A student that counts its turns. The agents alternate, the student first and last, so an episode's live
+    steps are twice the student's turns less one (no observer is attached: one that looks at the tutor's
+    observe-only turns would make the env build observations nobody else reads)."""
 
-    def __init__(self) -> None:
-        self.tutor_turns = 0
+    def __init__(self, student: SimulatedStudent) -> None:
+        self.student, self.name, self.turns = student, student.name, 0
 
-    def before_tutor(self, episode: Any, observation: dict, info: dict) -> None:
-        self.tutor_turns += 1
+    def reset(self, seed: int | None = None) -> None:
+        self.student.reset(seed=seed)
 
-    def after_tutor(self, episode: Any, info: dict) -> None:
-        """Counted before the turn."""
+    def act(self, observation: dict, info: dict) -> Any:
+        self.turns += 1
+        return self.student.act(observation, info)
 
 
 def _spec(seed: int) -> EpisodeSpec:
@@ -117,15 +120,16 @@ def utterance_pool(n_episodes: int = 30) -> list[str]:
 
 def tutoring(mode: str, seconds: float, pool: list[str], first_seed: int = 0) -> float:
     """Turns/s of whole episodes played by the rollout engine (an env per episode, as every entry point plays)."""
-    students = {p: SimulatedStudent(p) for p in PERSONAS}
+    students = {p: _Counted(SimulatedStudent(p)) for p in PERSONAS}
     tutor = _RandomActs() if mode == "act" else _PoolTutor(pool)
-    steps, episodes, start, episode = _Steps(), 0, time.process_time(), first_seed
+    episodes, start, episode = 0, time.process_time(), first_seed
     while time.process_time() - start < seconds:
         spec = _spec(episode).model_copy(update={"protocol": {"max_turns": 8, "action_mode": mode}})
-        play([spec], tutor, students.__getitem__, observer=steps)
+        play([spec], tutor, students.__getitem__)
         episode += 1
         episodes += 1
-    return (2 * steps.tutor_turns + episodes) / (time.process_time() - start)
+    elapsed = time.process_time() - start
+    return (2 * sum(s.turns for s in students.values()) - episodes) / elapsed
 
 
 def main() -> None:
