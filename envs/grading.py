@@ -206,11 +206,13 @@ def _fraction_word(text: str, words: list[tuple[str, int, int]], i: int) -> tupl
 
 # The words a number written in words can start with (every other word makes the parsers below return None).
 _FIRST_WORDS = frozenset({*_ONES, *_TEENS, *_TENS, "a", "an", "half"})
+# A number in words holds one of these: "a"/"an" start one only before a denominator ("a half", "a third of").
+_NEEDED_WORDS = frozenset({*_ONES, *_TEENS, *_TENS, *_DENOM_SINGULAR})
 
 
 def _word_mentions(text: str, bare_one: bool) -> list[NumberMention]:
     """Numbers written as words. ``bare_one``: count a lone "one" even without a cue word before it."""
-    if _FIRST_WORDS.isdisjoint(w.lower() for w in _WORD_RE.findall(text)):  # most texts: no number in words
+    if _NEEDED_WORDS.isdisjoint(w.lower() for w in _WORD_RE.findall(text)):  # most texts: no number in words
         return []
     words = [(m.group().lower(), m.start(), m.end()) for m in _WORD_RE.finditer(text)]
     out: list[NumberMention] = []
