@@ -1094,6 +1094,7 @@ class ContentReader:
         (self.kc_ids, self._kc_ops, self._kc_words, self._mis_by_kc, self._topic, self._names, self.props,
          self._by_stem, self._matched, self._mask) = _material(task)
         self._equation: Lin | None | object = _UNSET
+        self._readings: dict[str, Reading] = {}  # this reader's readings: they go when the reader goes
 
     @property
     def _task_equation(self) -> Lin | None:
@@ -1109,7 +1110,7 @@ class ContentReader:
     def read(self, text: str) -> Reading:
         if not text or not text.strip():
             return EMPTY
-        return _read_cached(self, text)
+        return _bounded(self._readings, text, lambda: self._read(text), 1024)
 
     def _read(self, text: str) -> Reading:
         claims: list[Claim] = []
@@ -1645,10 +1646,6 @@ def _reader(task: Task) -> ContentReader:
            tuple(m.counterexample for m in task.misconceptions))
     return _bounded(_READERS, key, lambda: ContentReader(task), 512)
 
-
-@functools.lru_cache(maxsize=8192)
-def _read_cached(reader: ContentReader, text: str) -> Reading:
-    return reader._read(text)
 
 
 __all__ = ["Claim", "ContentReader", "Reading", "with_reading", "TRUE", "FALSE", "UNCHECKED", "normalise", "parse",
