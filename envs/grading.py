@@ -573,6 +573,26 @@ _CLOSING_EQ_RE = re.compile(r"=\s*([^=\n]+?)\s*[.!]?\s*$")
 _SPAN_STRIP = " \t*_$\"'`:"
 
 
+def _value_markers(text: str) -> list[re.Match[str]]:
+    """``list(_VALUE_MARKER_RE.finditer(text))``; in an ASCII text the pattern is tried only where "answer" or
+    "\\boxed" starts (a student's reasoning is long, and scanning every position was most of the grading)."""
+    if not text.isascii():
+        return list(_VALUE_MARKER_RE.finditer(text))
+    starts = []
+    for word, hay in (("answer", text.lower()), ("\\boxed", text)):
+        at = hay.find(word)
+        while at != -1:
+            starts.append(at)
+            at = hay.find(word, at + 1)
+    out: list[re.Match[str]] = []
+    end = 0
+    for at in sorted(starts):
+        if at >= end and (m := _VALUE_MARKER_RE.match(text, at)) is not None:
+            out.append(m)
+            end = m.end()
+    return out
+
+
 def _value_in(span: str) -> str | None:
     """The first number in a span after an answer marker, else the span's text, else None."""
     nums = number_mentions(span)
@@ -601,8 +621,7 @@ def extract_value(text: str) -> str | None:
         >>> extract_value("1/2 + 1/3 = 3/6 + 2/6 = 5/6"), extract_value("The answer is 1,250 apples because ...")
         ('5/6', '1,250')
     """
-    markers = list(_VALUE_MARKER_RE.finditer(text))
-    for m in reversed(markers):
+    for m in reversed(_value_markers(text)):
         rest = text[m.end() :]
         if m.group().endswith("{"):
             span = _braced(rest)
