@@ -108,8 +108,9 @@ class _Counted:
         return self.student.act(observation, info)
 
 
-def _spec(seed: int) -> EpisodeSpec:
-    return EpisodeSpec(persona=PERSONAS[seed % len(PERSONAS)], seed=seed, protocol={"max_turns": 8})
+def _spec(seed: int, mode: str | None = None) -> EpisodeSpec:
+    protocol = {"max_turns": 8} if mode is None else {"max_turns": 8, "action_mode": mode}
+    return EpisodeSpec(persona=PERSONAS[seed % len(PERSONAS)], seed=seed, protocol=protocol)
 
 
 def utterance_pool(n_episodes: int = 30) -> list[str]:
@@ -124,8 +125,7 @@ def tutoring(mode: str, seconds: float, pool: list[str], first_seed: int = 0) ->
     tutor = _RandomActs() if mode == "act" else _PoolTutor(pool)
     episodes, start, episode = 0, time.process_time(), first_seed
     while time.process_time() - start < seconds:
-        spec = _spec(episode).model_copy(update={"protocol": {"max_turns": 8, "action_mode": mode}})
-        play([spec], tutor, students.__getitem__)
+        play([_spec(episode, mode)], tutor, students.__getitem__)
         episode += 1
         episodes += 1
     elapsed = time.process_time() - start

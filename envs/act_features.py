@@ -87,6 +87,7 @@ def signature_overlap(text: str, misconception: dict) -> int:
 
 
 _NVEC = np.array(tzs.ACT_NVEC)
+_SHAPE = (len(tzs.ACT_NVEC),)
 
 
 def act_from_vector(action: Sequence[int] | np.ndarray, task: Any) -> TutorAct:
@@ -99,6 +100,10 @@ def act_from_vector(action: Sequence[int] | np.ndarray, task: Any) -> TutorAct:
 
 def act_ints(action: Sequence[int] | np.ndarray) -> list[int]:
     """The five integers of an act vector; ``ValueError`` (or numpy's ``TypeError``) for one outside the space."""
+    if type(action) is np.ndarray and action.dtype == np.int64 and action.shape == _SHAPE:  # the space's sample
+        ints = action.tolist()
+        if all(0 <= v < n for v, n in zip(ints, tzs.ACT_NVEC, strict=True)):
+            return ints
     vec = np.asarray(action, dtype=np.int64).reshape(-1)
     if vec.shape != (len(tzs.ACT_NVEC),) or not np.all((vec >= 0) & (vec < _NVEC)):
         raise ValueError(f"an act is {len(tzs.ACT_NVEC)} integers within {tzs.ACT_NVEC}, got {vec.tolist()}")

@@ -19,6 +19,7 @@ Example::
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 
 import numpy as np
 
@@ -127,6 +128,7 @@ class SimulatedStudent:
         )
 
 
+@lru_cache(maxsize=1024)  # one per task and persona: asked at every episode's start
 def _stable_hash(text: str) -> int:
     """A 64-bit hash of ``text`` that is the same in every process (Python's ``hash`` is salted per process)."""
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "little")
