@@ -7,9 +7,11 @@ tutoring episodes are played by the rollout engine (:func:`envs.engine.play`, an
 point plays them); tictactoe's loop is PettingZoo's reference, not ours. Goals: act >= 0.5x tictactoe, text >=
 0.25x. A "turn" is one ``env.step`` of a live agent. Time is this process's CPU time, for the reference and the
 env alike: on a shared machine wall time also counts other processes' time slices (on our 2-core VM the act
-ratio of five back-to-back rounds spanned 0.35-0.56 in wall time, 0.41-0.46 in CPU time).
+ratio of five back-to-back rounds spanned 0.35-0.56 in wall time, 0.41-0.46 in CPU time). Within a round the
+three measurements take turns in short slices, so a drift of the machine's speed (another process on the other
+core) falls on all three alike rather than on whichever ran during it.
 
-    python benchmarks/env_speed.py [--seconds 1.5] [--rounds 5]
+    python benchmarks/env_speed.py [--seconds 1.5] [--rounds 5] [--slices 10]
 """
 
 from __future__ import annotations
@@ -31,22 +33,39 @@ from envs.engine import play
 PERSONAS = ("all_round_partly_wrong", "weak_knowledge_asks_for_hint", "low_motivation_correct_and_extends")
 
 
+class _TicTacToe:
+    """Random legal play of ``tictactoe_v3`` through PettingZoo's reference loop, measured in slices."""
+
+    def __init__(self, first_seed: int = 0) -> None:
+        self.env, self.rng, self.game = tictactoe_v3.env(), np.random.default_rng(first_seed), first_seed
+        self.turns, self.seconds = 0, 0.0
+
+    def run(self, seconds: float) -> None:
+        env, rng = self.env, self.rng
+        start = time.process_time()
+        while time.process_time() - start < seconds:
+            env.reset(seed=self.game)
+            self.game += 1
+            for _agent in env.agent_iter():
+                obs, _, term, trunc, _ = env.last()
+                if term or trunc:
+                    env.step(None)
+                    continue
+                legal = np.flatnonzero(obs["action_mask"])
+                env.step(int(legal[rng.integers(len(legal))]))
+                self.turns += 1
+        self.seconds += time.process_time() - start
+
+    @property
+    def rate(self) -> float:
+        return self.turns / self.seconds
+
+
 def tictactoe(seconds: float, first_seed: int = 0) -> float:
-    env = tictactoe_v3.env()
-    rng = np.random.default_rng(first_seed)
-    turns, start, game = 0, time.process_time(), first_seed
-    while time.process_time() - start < seconds:
-        env.reset(seed=game)
-        game += 1
-        for _agent in env.agent_iter():
-            obs, _, term, trunc, _ = env.last()
-            if term or trunc:
-                env.step(None)
-                continue
-            legal = np.flatnonzero(obs["action_mask"])
-            env.step(int(legal[rng.integers(len(legal))]))
-            turns += 1
-    return turns / (time.process_time() - start)
+    """Turns/s of random tictactoe_v3 play for ``seconds`` of CPU time."""
+    ref = _TicTacToe(first_seed)
+    ref.run(seconds)
+    return ref.rate
 
 
 class _PoolTutor:
@@ -119,33 +138,59 @@ def utterance_pool(n_episodes: int = 30) -> list[str]:
     return tutor.said
 
 
+class _Tutoring:
+    """Whole episodes of the tutoring env played by the rollout engine (an env per episode, as every entry point
+    plays), measured in slices."""
+
+    def __init__(self, mode: str, pool: list[str], first_seed: int = 0) -> None:
+        self.mode, self.episode, self.episodes, self.seconds = mode, first_seed, 0, 0.0
+        self.students = {p: _Counted(SimulatedStudent(p)) for p in PERSONAS}
+        self.tutor = _RandomActs() if mode == "act" else _PoolTutor(pool)
+
+    def run(self, seconds: float) -> None:
+        start = time.process_time()
+        while time.process_time() - start < seconds:
+            play([_spec(self.episode, self.mode)], self.tutor, self.students.__getitem__)
+            self.episode += 1
+            self.episodes += 1
+        self.seconds += time.process_time() - start
+
+    @property
+    def rate(self) -> float:
+        return (2 * sum(s.turns for s in self.students.values()) - self.episodes) / self.seconds
+
+
 def tutoring(mode: str, seconds: float, pool: list[str], first_seed: int = 0) -> float:
-    """Turns/s of whole episodes played by the rollout engine (an env per episode, as every entry point plays)."""
-    students = {p: _Counted(SimulatedStudent(p)) for p in PERSONAS}
-    tutor = _RandomActs() if mode == "act" else _PoolTutor(pool)
-    episodes, start, episode = 0, time.process_time(), first_seed
-    while time.process_time() - start < seconds:
-        play([_spec(episode, mode)], tutor, students.__getitem__)
-        episode += 1
-        episodes += 1
-    elapsed = time.process_time() - start
-    return (2 * sum(s.turns for s in students.values()) - episodes) / elapsed
+    """Turns/s of whole tutoring episodes in ``mode`` for ``seconds`` of CPU time."""
+    runner = _Tutoring(mode, pool, first_seed)
+    runner.run(seconds)
+    return runner.rate
+
+
+def measure_round(seconds: float, pool: list[str], first_seed: int, slices: int = 10) -> tuple[float, float, float]:
+    """(tictactoe, act, text) turns/s, each given ``seconds`` of CPU time in ``slices`` interleaved slices: the
+    machine's speed drifts (other load, frequency), and slices spread the drift over the three alike."""
+    runners = (_TicTacToe(first_seed), _Tutoring("act", pool, first_seed), _Tutoring("text", pool, first_seed))
+    for _ in range(slices):
+        for runner in runners:
+            runner.run(seconds / slices)
+    ref, act, text = (r.rate for r in runners)
+    return ref, act, text
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=1.5, help="CPU seconds per measurement")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (the reported ratio is the median)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds (the reported ratio is the median)")
+    parser.add_argument("--slices", type=int, default=10, help="interleaved slices per round and measurement")
     args = parser.parse_args()
     pool = utterance_pool()
     # Interleaved rounds: the machine's speed drifts (frequency, other load); each round measures the reference
-    # and both modes back to back, and the median of the per-round ratios is reported.
+    # and both modes in interleaved slices, and the median of the per-round ratios is reported.
     rows = []
     for k in range(args.rounds):
         first = 1_000_000 * (k + 1)  # fresh episodes every round: nothing is replayed from a warm cache
-        ref = tictactoe(args.seconds, first)
-        act = tutoring("act", args.seconds, pool, first)
-        text = tutoring("text", args.seconds, pool, first)
+        ref, act, text = measure_round(args.seconds, pool, first, args.slices)
         rows.append((ref, act, text))
         print(f"round: tictactoe {ref:8.0f}  act {act:8.0f} ({act / ref:.3f})  text {text:8.0f} ({text / ref:.3f})")
     ref = statistics.median(r[0] for r in rows)
