@@ -369,6 +369,15 @@ _TRIP = re.compile(rf"(?:{_Q}\s*(km|m|miles?)\b.{{0,30}}?\bat\s+{_Q}\s*(?:km/h|k
                    rf"\bat\s+{_Q}\s*(?:km/h|km per hour|kph|m/s)\W{{0,3}}\s*{_Q}\s*(km|m|miles?)\b)"
                    rf".{{0,20}}?\btakes?\s+{_Q}\s*(?:h|hours?|hrs?)\b", re.IGNORECASE)
 
+_TU = r"(h|hours?|hrs?|min|minutes?|s|seconds?)"
+_VU = r"(km/h|km per hour|kph|m/s)"
+# "covering 120 km in 3 hours is a speed of 40 km/h", "at 20 km/h for 3 hours you travel 60 km"
+_SPEED_OF = re.compile(rf"{_Q}\s*(km|m)\b.{{0,20}}?\bin\s+{_Q}\s*{_TU}\b.{{0,30}}?\b(?:speed|rate|pace|velocity)\b"
+                       rf".{{0,15}}?(?<![\d/.]){_Q}\s*{_VU}", re.IGNORECASE)
+_DIST_FOR = re.compile(rf"{_Q}\s*{_VU}\s+for\s+{_Q}\s*{_TU}\b.{{0,30}}?\b(?:travel|go|goes|cover|covers|drive|"
+                       rf"drives|fly|flies|ride|rides|distance|get|gets|reach|reaches|move|moves)\b.{{0,15}}?"
+                       rf"(?<![\d/.]){_Q}\s*(km|m)\b", re.IGNORECASE)
+
 
 def _relational(s: str) -> str:
     low = s.lower()
@@ -387,6 +396,14 @@ def _relational(s: str) -> str:
             dist, unit, speed = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(5), m.group(6),
                                                                                        m.group(4))
             return f"{s} ; {dist} {unit} / {speed} km/h = {m.group(7)} h"
+    if "speed" in low or "rate" in low or "pace" in low or "velocity" in low:
+        m = _SPEED_OF.search(s)
+        if m:
+            return f"{s} ; {m.group(1)} {m.group(2)} / {m.group(3)} {m.group(4)} = {m.group(5)} {m.group(6)}"
+    if " for " in low:
+        m = _DIST_FOR.search(s)
+        if m:
+            return f"{s} ; {m.group(1)} {m.group(2)} * {m.group(3)} {m.group(4)} = {m.group(5)} {m.group(6)}"
     return s
 
 
@@ -662,7 +679,7 @@ def _continued(node: Node, carry: list) -> Node:
     (``90 ÷ 2`` after ``9 × 10 = 90`` is ``(9 × 10) ÷ 2``), so a run of steps is credited as one computation."""
     if not carry or node.op not in ("+", "-", "*", "/") or node.left is None:
         return node
-    value, prev = carry[0]
+    value, prev = carry[0][:2]
     if node.left.op == "num" and node.left.value == value:
         return Node(node.op, replace(prev, paren=True), node.right)
     if node.right is not None and node.right.op == "num" and node.right.value == value:  # 21 + 20 after 4 × 5 = 20
@@ -891,6 +908,57 @@ def _rule_discount_as_price(node: Node) -> Fraction | None:
     return None
 
 
+def _written(node: Node) -> Fraction | None:
+    """A quantity's number as written (``40`` for "40 km/h"), for rules that work on the numbers, not the units."""
+    return Fraction(node.text) if node.op == "num" and node.dim and node.text else None
+
+
+def _trip_parts(node: Node) -> tuple[str, Fraction, Fraction, Fraction] | None:
+    """A speed-distance-time computation on quantities with units: (what it finds, the two numbers as written,
+    the SI size of one unit of its result): ``120 km / 40 km/h`` finds a time, ``120 km / 3 h`` a speed,
+    ``40 km/h * 3 h`` a distance. Bare numbers say nothing about which is which (``None``)."""
+    if node.op not in ("/", "*") or node.left is None or node.right is None:
+        return None
+    a, b = _written(node.left), _written(node.right)
+    if a is None or b is None or a == 0 or b == 0:
+        return None
+    dims = (node.left.dim, node.right.dim)
+    value = _const(node)
+    if value is None:
+        return None
+    if node.op == "/" and dims == ("length", "speed"):
+        kind, shown = "time", a / b
+    elif node.op == "/" and dims == ("length", "time"):
+        kind, shown = "speed", a / b
+    elif node.op == "*" and set(dims) == {"speed", "time"}:
+        kind, shown = "distance", a * b
+    else:
+        return None
+    return kind, a, b, value / shown
+
+
+def _rule_multiply_distance_speed(node: Node) -> Fraction | None:
+    # the two numbers multiplied whatever they are: 120 km at 40 km/h "takes 4800 hours"
+    parts = _trip_parts(node)
+    if parts is None or parts[0] == "distance":
+        return None
+    _kind, a, b, unit = parts
+    return a * b * unit
+
+
+def _rule_invert_rate(node: Node) -> Fraction | None:
+    # the division turned round (time = speed ÷ distance, speed = time ÷ distance), or the rate divided where it
+    # is multiplied (distance = speed ÷ time)
+    parts = _trip_parts(node)
+    if parts is None:
+        return None
+    kind, a, b, unit = parts
+    if kind == "distance":
+        v, t = (a, b) if node.left.dim == "speed" else (b, a)
+        return v / t * unit
+    return b / a * unit
+
+
 # A misconception's wrong rule on an expression's sub-trees (``None`` where it does not apply). Misconceptions
 # without a rule here (slant side as height, conversion direction …) are met through their propositions.
 WRONG_RULES: dict[str, Callable[[Node], Fraction | None]] = {
@@ -908,6 +976,8 @@ WRONG_RULES: dict[str, Callable[[Node], Fraction | None]] = {
     "forget_half": _rule_forget_half,
     "subtract_percent_as_dollars": _rule_percent_as_dollars,
     "discount_as_price": _rule_discount_as_price,
+    "multiply_distance_speed": _rule_multiply_distance_speed,
+    "invert_rate": _rule_invert_rate,
 }
 
 
@@ -1127,6 +1197,13 @@ class ContentReader:
             # no digit, no checkable relation or computable question
             math_claims, reference = self._math(norm, asked, sent, reference, carry) if _ANY_DIGIT.search(norm) \
                 else ([], reference)
+            if not math_claims and asked and context and not _ANY_DIGIT.search(norm) and _ANY_DIGIT.search(context):
+                # "Her total is 36 - 20 + 6 × 2. Evaluate it.": the expression asked for is the sentence before's
+                # (one not already worked: no relation in it)
+                before = normalise(context)
+                if not _REL.search(before):
+                    math_claims = [c for c in self._math(before, True, f"{context} {sent}", None, [])[0]
+                                   if c.question]
             claims += math_claims
             if not math_claims:
                 found = self._facts(sent, asked, framed)
@@ -1170,9 +1247,13 @@ class ContentReader:
                 if v is None:
                     continue
                 whole = _continued(a, carry) if v and rel == "=" else a
-                out.append(self._claim(rel, [whole, b], TRUE if v else FALSE, question=asked, raw=raw))
+                # a continued step is the computation begun in the sentence before: "10% of 84 is 8.4. 84 - 8.4 =
+                # 75.6" takes 10% off 84 though its own sentence says no "%"
+                context = carry[0][2] if whole is not a else ""
+                out.append(self._claim(rel, [whole, b], TRUE if v else FALSE, question=asked, raw=raw,
+                                       context=context))
                 if v and rel == "=" and a.op not in ("num", "var") and b.op == "num" and b.value is not None:
-                    carry[:] = [(b.value, whole)]
+                    carry[:] = [(b.value, whole, f"{context} {raw}" if context else raw)]
         if not out and asked and (m := _UNITS_ASKED.search(raw)):
             # "How many cm are in 2 m?": a conversion asked for
             n = parse(f"{m.group(2)} {m.group(3)}")
@@ -1189,9 +1270,10 @@ class ContentReader:
                     break
         return out, reference
 
-    def _claim(self, rel: str, nodes: list[Node], verdict: str, question: bool, raw: str) -> Claim:
+    def _claim(self, rel: str, nodes: list[Node], verdict: str, question: bool, raw: str,
+               context: str = "") -> Claim:
         ops = operations(rel, nodes)
-        if _PERCENT_WORD.search(raw) and any(_pct_value(n) is not None or n.op == "*" or _is_decimal(n)
+        if (_PERCENT_WORD.search(raw) or context and _PERCENT_WORD.search(context)) and any(_pct_value(n) is not None or n.op == "*" or _is_decimal(n)
                                              for s in nodes for n in _walk(s)):
             ops.add("percent")
         if "whole_add" in ops:
@@ -1336,7 +1418,7 @@ def _name_words(words: tuple[str, ...]) -> frozenset[str]:
     return frozenset(stem(w) for w in _WORD.findall(" ".join(words).lower()))
 _PERCENT_WORD = re.compile(r"%|percent|per cent|\boff\b|discount", re.IGNORECASE)
 _PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|work out|solve|explain|describe|"
-                     r"compare|show|estimate|predict|convert|simplify|tell me)\b", re.IGNORECASE)
+                     r"compare|show|estimate|predict|convert|simplify|evaluate|tell me)\b", re.IGNORECASE)
 _CHAIN = re.compile(r"[^=<>]*?(?:(?:!=|<=|>=|=|<|>)[^=<>]*)+")
 
 

@@ -128,3 +128,50 @@ def test_a_test_question_asked_again_with_other_numbers_is_a_question_on_its_com
     reading = reader.read(". ".join(scenario) + ". " + question)
     assert [c.question for c in reading.claims] == [True] and reading.kc in item.kcs, (other, reading)
     assert reader.read("What is its area in square metres?").claims == ()  # no case to compute: not gradeable
+
+
+@pytest.mark.parametrize(("text", "refuted"), [
+    # a correct trip with units discriminates both wrong rules (120 × 40 = 4800 h; 40 ÷ 120 h)
+    ("Driving 120 km at 40 km/h takes 3 hours.", {"multiply_distance_speed", "invert_rate"}),
+    ("120 km ÷ 40 km/h = 3 h.", {"multiply_distance_speed", "invert_rate"}),
+    # the speed and the distance said in prose are the computations they state
+    ("Covering 120 km in 3 hours is a speed of 40 km/h.", {"multiply_distance_speed", "invert_rate"}),
+    ("At 20 km/h for 3 hours you travel 60 km.", {"invert_rate"}),
+])
+def test_a_correct_trip_with_units_refutes_the_rate_misconceptions(text, refuted) -> None:
+    reading = _reader("math", "travel_time").read(text)
+    assert reading.claims and not reading.false_statements(), (text, normalise(text), reading)
+    assert set(reading.refuted) == refuted, (text, reading)
+
+
+def test_bare_numbers_do_not_say_which_quantity_is_the_rate() -> None:
+    reading = _reader("math", "travel_time").read("120 ÷ 40 = 3.")
+    assert reading.claims and not reading.refuted, reading
+    assert not _reader("math", "travel_time").read("At 20 km/h for 3 hours you travel 20/3 km.").refuted
+
+
+def test_a_discount_worked_over_two_sentences_refutes_like_one() -> None:
+    reader = _reader("math", "percent_discount")
+    one = reader.read("84 - 10% of 84 = 75.6.")
+    two = reader.read("10% of 84 is 8.4. Computing 84 - 8.4, we get 75.6.")
+    steps = reader.read("Next, 10% becomes 0.1. Then we get 0.1 × 84, which is 8.4. Computing 84 - 8.4, we get 75.6.")
+    assert set(one.refuted) == {"subtract_percent_as_dollars", "discount_as_price"}, one
+    assert set(two.refuted) == set(one.refuted), two
+    assert set(steps.refuted) == set(one.refuted), steps
+    assert not reader.read("0.1 × 84 = 8.4. 84 - 8.4 = 75.6.").refuted  # no percent said: a decimal taken off
+
+
+@pytest.mark.parametrize("text", [
+    "Evaluate 20 + 6 × 7.",
+    "Her total is 36 - 20 + 6 × 2. Evaluate it.",
+    "A taxi costs $20 plus $6 for each of 7 miles: 20 + 6 × 7. Evaluate it.",
+])
+def test_an_expression_to_evaluate_is_a_question(text) -> None:
+    reading = _reader("math", "order_of_operations").read(text)
+    assert [c.question for c in reading.claims] == [True], (text, reading)
+    assert reading.kc == "operation_precedence" and "strictly_left_to_right" in reading.refuted, (text, reading)
+
+
+def test_an_equation_already_worked_is_not_asked_again() -> None:
+    reading = _reader("math", "order_of_operations").read("20 + 6 × 7 = 62. Can you check it?")
+    assert not any(c.question for c in reading.claims), reading
