@@ -1187,6 +1187,7 @@ class ContentReader:
         # ``x = 9`` is checked against the equation the turn works on (its first full equation), else the task's
         reference: Lin | None = _equation_of(text) or self._task_equation
         carry: list = []  # the last true step's (value, expression): "9 × 10 = 90; 90 ÷ 2 = 45" goes on from it
+        problem: tuple[str, str] | None = None  # "Let's solve 6 + 4 × 8.": the expression the turn works out
         prev = ""
         for sent in sentences(text):
             # "Myth: heavy things sink.": a label before a colon frames what follows it
@@ -1197,16 +1198,28 @@ class ContentReader:
             # no digit, no checkable relation or computable question
             math_claims, reference = self._math(norm, asked, sent, reference, carry) if _ANY_DIGIT.search(norm) \
                 else ([], reference)
-            if not math_claims and asked and context and not _ANY_DIGIT.search(norm) and _ANY_DIGIT.search(context):
-                # "Her total is 36 - 20 + 6 × 2. Evaluate it.": the expression asked for is the sentence before's
-                # (one not already worked: no relation in it)
-                before = normalise(context)
-                if not _REL.search(before):
-                    math_claims = [c for c in self._math(before, True, f"{context} {sent}", None, [])[0]
-                                   if c.question]
+            if not math_claims and not asked and problem is not None and (m := _ANSWER.search(norm)) \
+                    and len(_DIGIT_RUN.findall(norm)) == len(_DIGIT_RUN.findall(m.group(1))):
+                # "So our final answer is 38.": the result of the expression the turn set out to work
+                said = parse(m.group(1))
+                if said is not None and (said.op == "num" or _is_fraction(said)):
+                    math_claims = self._math(f"{problem[0]} = {m.group(1)}", False, f"{problem[1]} {sent}",
+                                             None, [])[0]
+            if not math_claims and not asked and _ANY_DIGIT.search(norm) and not _REL.search(norm):
+                named = _named_problem(norm)
+                if named is not None:
+                    problem = (named, sent)
             claims += math_claims
             if not math_claims:
+                if not asked and _PROMPT_BEFORE.search(sent):
+                    asked = True
                 found = self._facts(sent, asked, framed)
+                if not found and asked and context and not _ANY_DIGIT.search(norm) and _ANY_DIGIT.search(context) \
+                        and _PROMPT_BEFORE.search(sent) and not _REL.search(before := normalise(context)):
+                    # "Her total is 36 - 20 + 6 × 2. Evaluate it.": the expression asked for is the sentence
+                    # before's (one not already worked: no relation in it)
+                    found = [c for c in self._math(before, True, f"{context} {sent}", None, [])[0]
+                             if c.question and c.kc is not None]
                 if not found and asked and context:  # "A sail is 10 m along the bottom, 5 m tall. What is its area?"
                     found = [c for c in self._facts(f"{context} {sent}", True) if c.question]
                 claims += found
@@ -1273,9 +1286,12 @@ class ContentReader:
     def _claim(self, rel: str, nodes: list[Node], verdict: str, question: bool, raw: str,
                context: str = "") -> Claim:
         ops = operations(rel, nodes)
-        if (_PERCENT_WORD.search(raw) or context and _PERCENT_WORD.search(context)) and any(_pct_value(n) is not None or n.op == "*" or _is_decimal(n)
-                                             for s in nodes for n in _walk(s)):
+        percent_like = any(_pct_value(n) is not None or n.op == "*" or _is_decimal(n) for s in nodes for n in _walk(s))
+        if _PERCENT_WORD.search(raw) and percent_like:
             ops.add("percent")
+        # a step continued from a percent step is checked against the percent misconceptions too (its component
+        # is still the one its own sentence performs)
+        extra = {"percent"} if context and percent_like and _PERCENT_WORD.search(context) else set()
         if "whole_add" in ops:
             for n in nodes:
                 r = _rule_no_regrouping(n)
@@ -1287,6 +1303,9 @@ class ContentReader:
             kcs.sort(key=lambda k: (len(self._kc_ops[k] - ops), -len(self._kc_words[k] & words),
                                     len(self._kc_ops[k])))
         kc = kcs[0] if kcs else None
+        if extra - ops:
+            kcs += [k for k in self.kc_ids if k not in kcs and self._kc_ops[k] & extra]
+            kc = kc or (kcs[0] if kcs else None)
         affirms, refutes = None, []
         for mid in (m for k in kcs for m in self._mis_by_kc.get(k, ())) if kcs else ():
             wrong = _wrong_verdict(mid, rel, nodes, self._rules.get(mid))
@@ -1418,7 +1437,12 @@ def _name_words(words: tuple[str, ...]) -> frozenset[str]:
     return frozenset(stem(w) for w in _WORD.findall(" ".join(words).lower()))
 _PERCENT_WORD = re.compile(r"%|percent|per cent|\boff\b|discount", re.IGNORECASE)
 _PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|work out|solve|explain|describe|"
-                     r"compare|show|estimate|predict|convert|simplify|evaluate|tell me)\b", re.IGNORECASE)
+                     r"compare|show|estimate|predict|convert|simplify|tell me)\b", re.IGNORECASE)
+# "Evaluate it.": a prompt on the expression the sentence before wrote out
+_PROMPT_BEFORE = re.compile(r"^\s*(?:now\s+)?(?:can you\s+)?(?:evaluate|simplify|compute|calculate|solve|work out|find)\s+"
+                            r"(?:it|this|that|the expression|this expression|the value)\b|"
+                            r"^\s*what (?:is|does) (?:it|that|this)(?: equal| come to| make)?\s*\?|"
+                            r"^\s*what (?:do|would|will) you get\s*\?", re.IGNORECASE)
 _CHAIN = re.compile(r"[^=<>]*?(?:(?:!=|<=|>=|=|<|>)[^=<>]*)+")
 
 
@@ -1612,6 +1636,25 @@ def _demand(text: str, math: bool) -> str:
 
 _UNSET = object()
 _X = re.compile(r"(?<![a-wyz])x(?![a-wyz])", re.IGNORECASE)  # an x that is not inside a word ("3x", "x = 5")
+
+
+# "the answer is 38", "our final answer is **3/4**", "result: 26"
+_ANSWER = re.compile(r"\b(?:answer|result|solution)\b(?:\s+(?:is|=|:|comes to|works out to))?\s*[:=]?\s*"
+                     r"(-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?)\s*[.!]?\s*$", re.IGNORECASE)
+# "Let's solve 6 + 4 × 8.", "Let's work out 84 - 10% of 84 together."
+_SET_OUT = re.compile(r"\b(?:let'?s|let us|we(?:'ll| will)?|i'?ll)\s+(?:solve|work out|compute|calculate|evaluate|"
+                      r"find|simplify|figure out|do)\b", re.IGNORECASE)
+
+
+def _named_problem(norm: str) -> str | None:
+    """The one computation a sentence sets out to work ("Let's solve 6 + 4 × 8."), else ``None``."""
+    if not _SET_OUT.search(norm):
+        return None
+    found = [span.strip(" ?.,:") for span in _MATH_SPAN.findall(norm)
+             if (n := parse(span.strip(" ?.,:"))) is not None and n.op not in ("num", "var")]
+    if len(found) != 1 or _const(parse(found[0])) is None:
+        return None
+    return found[0]
 
 
 def _equation_of(text: str) -> Lin | None:

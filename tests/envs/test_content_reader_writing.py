@@ -162,7 +162,6 @@ def test_a_discount_worked_over_two_sentences_refutes_like_one() -> None:
 
 
 @pytest.mark.parametrize("text", [
-    "Evaluate 20 + 6 × 7.",
     "Her total is 36 - 20 + 6 × 2. Evaluate it.",
     "A taxi costs $20 plus $6 for each of 7 miles: 20 + 6 × 7. Evaluate it.",
 ])
@@ -175,3 +174,26 @@ def test_an_expression_to_evaluate_is_a_question(text) -> None:
 def test_an_equation_already_worked_is_not_asked_again() -> None:
     reading = _reader("math", "order_of_operations").read("20 + 6 × 7 = 62. Can you check it?")
     assert not any(c.question for c in reading.claims), reading
+
+
+@pytest.mark.parametrize(("task_id", "text", "verdict", "refuted"), [
+    # the answer stated for the expression the turn set out to work is that computation's result
+    ("order_of_operations", "Let's solve 6 + 4 × 8. Next, 4 × 8 becomes 32. Then we get 6 + 32, which is 38. "
+                            "So our final answer is **38**.", TRUE, {"strictly_left_to_right"}),
+    ("fraction_addition", "Let's solve 2/3 + 1/4. Next, 2/3 becomes 8/12. So our final answer is **11/12**.", TRUE,
+     {"numerators_not_scaled", "add_numerators_and_denominators"}),
+    ("percent_discount", "Let's work out 84 - 10% of 84. So the answer is 75.6.", TRUE,
+     {"subtract_percent_as_dollars", "discount_as_price"}),
+    # a wrong answer is false (and says the misconception's answer)
+    ("order_of_operations", "Let's solve 6 + 4 × 8. So our final answer is 80.", FALSE, set()),
+])
+def test_the_answer_to_the_problem_the_turn_set_out_is_its_result(task_id, text, verdict, refuted) -> None:
+    reading = _reader("math", task_id).read(text)
+    last = reading.claims[-1]
+    assert last.verdict == verdict and set(last.refutes) == refuted, (text, reading)
+
+
+def test_an_answer_without_a_problem_set_out_is_nothing() -> None:
+    reader = _reader("math", "order_of_operations")
+    assert reader.read("So our final answer is 38.").claims == ()
+    assert reader.read("I have 6 + 4 × 8 pens. The answer is 38.").claims == ()  # nothing set out to be solved
