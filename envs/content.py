@@ -365,6 +365,8 @@ _AREA = re.compile(rf"\barea\b.{{0,30}}?(?:\bof|\bis|=|\bcomes to|\bbe)\s*(?:onl
 _BY = re.compile(rf"{_Q}{_U}\s*(?:by|\*)\s*{_Q}{_U}", re.IGNORECASE)
 _PERIM = re.compile(rf"\bperimeter\b.{{0,30}}?(?:\bof|\bis|=|\bcomes to|\bbe)\s*(?:only\s+)?{_Q}(?!\s*(?:by|\*|x)\b)",
                     re.IGNORECASE)
+_LENGTH = re.compile(rf"\blength\s+(?:is|of|=)\s*{_Q}", re.IGNORECASE)
+_WIDTH = re.compile(rf"\bwidth\s+(?:is|of|=|must be|has to be|will be|would be)\s*{_Q}", re.IGNORECASE)
 _TRIP = re.compile(rf"(?:{_Q}\s*(km|m|miles?)\b.{{0,30}}?\bat\s+{_Q}\s*(?:km/h|km per hour|kph|m/s)|"
                    rf"\bat\s+{_Q}\s*(?:km/h|km per hour|kph|m/s)\W{{0,3}}\s*{_Q}\s*(km|m|miles?)\b)"
                    rf".{{0,20}}?\btakes?\s+{_Q}\s*(?:h|hours?|hrs?)\b", re.IGNORECASE)
@@ -386,10 +388,19 @@ def _relational(s: str) -> str:
         if b and h and a:
             half = "1/2 * " if "triangl" in low else ""
             return f"{s} ; {half}{b.group(1) or b.group(2)} * {h.group(1) or h.group(2)} = {a.group(1)}"
+    if "area" in low and "rectangl" in low:  # "a 9 by 3 rectangle has an area of 27 square units"
+        by, a = _BY.search(s), _AREA.search(s)
+        if by and a:
+            return f"{s} ; {by.group(1)} * {by.group(2)} = {a.group(1)}"
     if "perimeter" in low and "rectangl" in low:
         by, per = _BY.search(s), _PERIM.search(s)
         if by and per:
             return f"{s} ; 2 * ({by.group(1)} + {by.group(2)}) = {per.group(1)}"
+    if "perimeter" in low and ("width" in low or "length" in low):
+        # "if the perimeter is 36 and the length is 11, the width must be 7"
+        per, length, width = _PERIM.search(s), _LENGTH.search(s), _WIDTH.search(s)
+        if per and length and width:
+            return f"{s} ; 2 * ({length.group(1)} + {width.group(1)}) = {per.group(1)}"
     if "take" in low:
         m = _TRIP.search(s)
         if m:
@@ -913,6 +924,31 @@ def _written(node: Node) -> Fraction | None:
     return Fraction(node.text) if node.op == "num" and node.dim and node.text else None
 
 
+def _rectangle_sides(node: Node) -> tuple[Fraction, Fraction] | None:
+    """The two side lengths of a rectangle's perimeter computation (``2 × (a + b)``, ``2a + 2b``, ``a + b + a + b``)."""
+    if not _perimeter(node):
+        return None
+    nums = sorted(leaf.value for leaf in _leaves(node))
+    if len(nums) == 4 and _ops(node) == {"+"}:
+        return nums[0], nums[2]
+    other = node.right if _const(node.left) == 2 else node.left
+    if other.op == "+" and other.left.op == "num" and other.right.op == "num":
+        return other.left.value, other.right.value
+    return None
+
+
+def _rule_two_sides_only(node: Node) -> Fraction | None:
+    # the perimeter as the length plus the width
+    sides = _rectangle_sides(node)
+    return None if sides is None else sides[0] + sides[1]
+
+
+def _rule_confuse_area_perimeter(node: Node) -> Fraction | None:
+    # the perimeter as the length times the width
+    sides = _rectangle_sides(node)
+    return None if sides is None else sides[0] * sides[1]
+
+
 def _trip_parts(node: Node) -> tuple[str, Fraction, Fraction, Fraction] | None:
     """A speed-distance-time computation on quantities with units: (what it finds, the two numbers as written,
     the SI size of one unit of its result): ``120 km / 40 km/h`` finds a time, ``120 km / 3 h`` a speed,
@@ -978,6 +1014,8 @@ WRONG_RULES: dict[str, Callable[[Node], Fraction | None]] = {
     "discount_as_price": _rule_discount_as_price,
     "multiply_distance_speed": _rule_multiply_distance_speed,
     "invert_rate": _rule_invert_rate,
+    "two_sides_only": _rule_two_sides_only,
+    "confuse_area_perimeter": _rule_confuse_area_perimeter,
 }
 
 
@@ -1441,6 +1479,7 @@ _PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|
 # "Evaluate it.": a prompt on the expression the sentence before wrote out
 _PROMPT_BEFORE = re.compile(r"^\s*(?:now\s+)?(?:can you\s+)?(?:evaluate|simplify|compute|calculate|solve|work out|find)\s+"
                             r"(?:it|this|that|the expression|this expression|the value)\b|"
+                            r"^\s*(?:now\s+)?(?:can you\s+)?work (?:it|this|that) out\b|"
                             r"^\s*what (?:is|does) (?:it|that|this)(?: equal| come to| make)?\s*\?|"
                             r"^\s*what (?:do|would|will) you get\s*\?", re.IGNORECASE)
 _CHAIN = re.compile(r"[^=<>]*?(?:(?:!=|<=|>=|=|<|>)[^=<>]*)+")

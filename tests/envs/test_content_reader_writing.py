@@ -197,3 +197,32 @@ def test_an_answer_without_a_problem_set_out_is_nothing() -> None:
     reader = _reader("math", "order_of_operations")
     assert reader.read("So our final answer is 38.").claims == ()
     assert reader.read("I have 6 + 4 × 8 pens. The answer is 38.").claims == ()  # nothing set out to be solved
+
+
+@pytest.mark.parametrize(("text", "refuted"), [
+    # a rectangle's perimeter worked right discriminates length + width (7) and length × width (12)
+    ("The perimeter of a 4 by 3 rectangle is 14, since you add all four sides.",
+     {"two_sides_only", "confuse_area_perimeter"}),
+    ("4 + 3 + 4 + 3 = 14.", {"two_sides_only", "confuse_area_perimeter"}),
+    ("If the perimeter is 36 and the length is 11, the width must be 7.", {"two_sides_only", "confuse_area_perimeter"}),
+    ("A 9 by 3 rectangle has an area of 27 square units.", set()),
+])
+def test_a_rectangle_worked_right_is_read_and_refutes(text, refuted) -> None:
+    reading = _reader("math", "rectangle_perimeter").read(text)
+    assert reading.claims and not reading.false_statements(), (text, normalise(text), reading)
+    assert set(reading.refuted) == refuted, (text, reading)
+
+
+@pytest.mark.parametrize(("text", "affirmed"), [
+    ("The perimeter of a 4 by 3 rectangle is 12.", "confuse_area_perimeter"),
+    ("The perimeter of a 4 by 3 rectangle is 7.", "two_sides_only"),
+])
+def test_a_rectangle_perimeter_by_a_wrong_rule_affirms_it(text, affirmed) -> None:
+    reading = _reader("math", "rectangle_perimeter").read(text)
+    assert reading.affirmed == (affirmed,) and reading.false_statements(), (text, reading)
+
+
+def test_work_it_out_asks_for_the_expression_before() -> None:
+    text = "The height of the deck above the surface is -6 - (-3) m (negative means below). Work it out."
+    reading = _reader("math", "integer_subtraction").read(text)
+    assert [c.question for c in reading.claims] == [True] and "minus_negative_is_minus" in reading.refuted, reading
