@@ -266,6 +266,10 @@ _VERBAL: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = tuple(
          ("off",)),
         (r"(\d+(?:\.\d+)?)\s+with\s+(?:a\s+)?(\d+(?:\.\d+)?)\s*%\s+(?:off|discount)\b", r"(\1 - \2% of \1)",
          ("off", "discount")),
+        # "a bike priced at $120 is reduced by 20%"
+        (r"(\d+(?:\.\d+)?)\s+(?:is\s+|are\s+|was\s+|gets\s+)?(?:reduced|marked down|discounted|lowered|decreased)\s+"
+         r"by\s+(\d+(?:\.\d+)?)\s*%", r"(\1 - \2% of \1)", ("reduced", "marked down", "discounted", "lowered",
+                                                             "decreased")),
         (r"(?<=\d) x (?=\d)", " * ", (" x ",)),  # 4 x 5
         (r"(?<=\d) over (?=\d)", "/", (" over ",)),  # three over four
         (r"\b(\d+) point (\d(?: \d)*)\b", "", ("point",)),  # seventeen point five (joined below)
@@ -1252,12 +1256,14 @@ class ContentReader:
                 if not asked and _PROMPT_BEFORE.search(sent):
                     asked = True
                 found = self._facts(sent, asked, framed)
-                if not found and asked and context and not _ANY_DIGIT.search(norm) and _ANY_DIGIT.search(context) \
-                        and _PROMPT_BEFORE.search(sent) and not _REL.search(before := normalise(context)):
-                    # "Her total is 36 - 20 + 6 × 2. Evaluate it.": the expression asked for is the sentence
-                    # before's (one not already worked: no relation in it)
+                if asked and context and not _ANY_DIGIT.search(norm) and _ANY_DIGIT.search(context) \
+                        and (not found or all(c.question for c in found)) and _ASKS_VALUE.search(sent) \
+                        and not _REL.search(before := normalise(context)) and _named_problem(before, True) is not None:
+                    # "Her total is 36 - 20 + 6 × 2. Evaluate it.", "A bike priced at $120 is reduced by 20%. How
+                    # many dollars does it cost now?": the one computation the sentence before wrote out (not
+                    # already worked: no relation in it) is what is asked for
                     found = [c for c in self._math(before, True, f"{context} {sent}", None, [])[0]
-                             if c.question and c.kc is not None]
+                             if c.question and c.kc is not None] or found
                 if not found and asked and context:  # "A sail is 10 m along the bottom, 5 m tall. What is its area?"
                     found = [c for c in self._facts(f"{context} {sent}", True) if c.question]
                 claims += found
@@ -1476,6 +1482,10 @@ def _name_words(words: tuple[str, ...]) -> frozenset[str]:
 _PERCENT_WORD = re.compile(r"%|percent|per cent|\boff\b|discount", re.IGNORECASE)
 _PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|work out|solve|explain|describe|"
                      r"compare|show|estimate|predict|convert|simplify|tell me)\b", re.IGNORECASE)
+# "How many dollars does it cost now?": a question asking for a quantity
+_ASKS_VALUE = re.compile(r"^\s*(?:(?:so|then|now|and)\s*,?\s+)?(?:how (?:much|many|far|long)\b|what(?:'s|\s+is|\s+does|"
+                         r"\s+will|\s+would|\s+do)\b|evaluate\b|find\b|compute\b|calculate\b|work\b)",
+                         re.IGNORECASE)
 # "Evaluate it.": a prompt on the expression the sentence before wrote out
 _PROMPT_BEFORE = re.compile(r"^\s*(?:now\s+)?(?:can you\s+)?(?:evaluate|simplify|compute|calculate|solve|work out|find)\s+"
                             r"(?:it|this|that|the expression|this expression|the value)\b|"
@@ -1685,9 +1695,10 @@ _SET_OUT = re.compile(r"\b(?:let'?s|let us|we(?:'ll| will)?|i'?ll)\s+(?:solve|wo
                       r"find|simplify|figure out|do)\b", re.IGNORECASE)
 
 
-def _named_problem(norm: str) -> str | None:
-    """The one computation a sentence sets out to work ("Let's solve 6 + 4 × 8."), else ``None``."""
-    if not _SET_OUT.search(norm):
+def _named_problem(norm: str, written: bool = False) -> str | None:
+    """The one computation a sentence sets out to work ("Let's solve 6 + 4 × 8."), else ``None`` (``written``:
+    any sentence that writes out one computation)."""
+    if not written and not _SET_OUT.search(norm):
         return None
     found = [span.strip(" ?.,:") for span in _MATH_SPAN.findall(norm)
              if (n := parse(span.strip(" ?.,:"))) is not None and n.op not in ("num", "var")]

@@ -226,3 +226,12 @@ def test_work_it_out_asks_for_the_expression_before() -> None:
     text = "The height of the deck above the surface is -6 - (-3) m (negative means below). Work it out."
     reading = _reader("math", "integer_subtraction").read(text)
     assert [c.question for c in reading.claims] == [True] and "minus_negative_is_minus" in reading.refuted, reading
+
+
+def test_a_scenario_then_a_question_for_its_value_asks_for_its_computation() -> None:
+    reader = _reader("math", "percent_discount")
+    reading = reader.read("A bike priced at $120 is reduced by 20%. How many dollars does it cost now?")
+    assert [c.question for c in reading.claims] == [True], reading
+    assert set(reading.refuted) == {"discount_as_price", "subtract_percent_as_dollars"}, reading
+    # a question that asks for no value is not that computation
+    assert not reader.read("A bike priced at $120 is reduced by 20%. Is that a good deal?").refuted
