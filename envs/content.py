@@ -369,6 +369,7 @@ _AREA = re.compile(rf"\barea\b.{{0,30}}?(?:\bof|\bis|=|\bcomes to|\bbe)\s*(?:onl
 _BY = re.compile(rf"{_Q}{_U}\s*(?:by|\*)\s*{_Q}{_U}", re.IGNORECASE)
 _PERIM = re.compile(rf"\bperimeter\b.{{0,30}}?(?:\bof|\bis|=|\bcomes to|\bbe)\s*(?:only\s+)?{_Q}(?!\s*(?:by|\*|x)\b)",
                     re.IGNORECASE)
+_OPERATOR_NEXT = re.compile(r"\s*(?:[-+*/×÷x]|by\b)", re.IGNORECASE)
 _LENGTH = re.compile(rf"\blength\s+(?:is|of|=)\s*{_Q}", re.IGNORECASE)
 _WIDTH = re.compile(rf"\bwidth\s+(?:is|of|=|must be|has to be|will be|would be)\s*{_Q}", re.IGNORECASE)
 _TRIP = re.compile(rf"(?:{_Q}\s*(km|m|miles?)\b.{{0,30}}?\bat\s+{_Q}\s*(?:km/h|km per hour|kph|m/s)|"
@@ -394,7 +395,7 @@ def _relational(s: str) -> str:
             return f"{s} ; {half}{b.group(1) or b.group(2)} * {h.group(1) or h.group(2)} = {a.group(1)}"
     if "area" in low and "rectangl" in low:  # "a 9 by 3 rectangle has an area of 27 square units"
         by, a = _BY.search(s), _AREA.search(s)
-        if by and a:
+        if by and a and not _OPERATOR_NEXT.match(s, a.end()):  # "its area is 14 × 9": a computation, not a value
             return f"{s} ; {by.group(1)} * {by.group(2)} = {a.group(1)}"
     if "perimeter" in low and "rectangl" in low:
         by, per = _BY.search(s), _PERIM.search(s)
@@ -1711,7 +1712,8 @@ def _equation_of(text: str) -> Lin | None:
     """The solution of the first equation in x of ``text`` that is more than ``x = value``."""
     if "x" not in text or not _X.search(text):
         return None
-    for chain in _chains(normalise(text)):
+    # sentence by sentence: "Solve 8x + 20 = 52. Computing 52 - 20, we get 32." is not one chain
+    for chain in (c for sent in sentences(text) if _X.search(sent) for c in _chains(normalise(sent))):
         parts = _REL.split(chain)
         nodes = [parse(s) for s in parts[0::2]]
         if len(nodes) >= 2 and None not in nodes and not (nodes[0].op == "var" and nodes[1].op == "num"):

@@ -235,3 +235,14 @@ def test_a_scenario_then_a_question_for_its_value_asks_for_its_computation() -> 
     assert set(reading.refuted) == {"discount_as_price", "subtract_percent_as_dollars"}, reading
     # a question that asks for no value is not that computation
     assert not reader.read("A bike priced at $120 is reduced by 20%. Is that a good deal?").refuted
+
+
+@pytest.mark.parametrize("text", [
+    "Sure! Let's solve 8x + 20 = 52. Computing 52 - 20, we get 32. First, 32 ÷ 8 → 4. Next, 8 × 4 + 20 becomes 52. "
+    "So our final answer is **4**.",
+    "Solve 8x + 20 = 52. Computing 52 - 20, we get 32. 32 ÷ 8 = 4, so x = 4.",
+])
+def test_the_equation_a_turn_works_on_is_its_own_reference(text) -> None:
+    # the turn's equation (x = 4), not the task's, is what its steps are checked against
+    reading = _reader("math", "two_step_equation").read(text)
+    assert reading.claims and not reading.false_statements(), reading
