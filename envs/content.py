@@ -266,6 +266,10 @@ _VERBAL: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = tuple(
          ("off",)),
         (r"(\d+(?:\.\d+)?)\s+with\s+(?:a\s+)?(\d+(?:\.\d+)?)\s*%\s+(?:off|discount)\b", r"(\1 - \2% of \1)",
          ("off", "discount")),
+        # "a bike priced at $120 is reduced by 20%"
+        (r"(\d+(?:\.\d+)?)\s+(?:is\s+|are\s+|was\s+|gets\s+)?(?:reduced|marked down|discounted|lowered|decreased)\s+"
+         r"by\s+(\d+(?:\.\d+)?)\s*%", r"(\1 - \2% of \1)", ("reduced", "marked down", "discounted", "lowered",
+                                                             "decreased")),
         (r"(?<=\d) x (?=\d)", " * ", (" x ",)),  # 4 x 5
         (r"(?<=\d) over (?=\d)", "/", (" over ",)),  # three over four
         (r"\b(\d+) point (\d(?: \d)*)\b", "", ("point",)),  # seventeen point five (joined below)
@@ -365,9 +369,21 @@ _AREA = re.compile(rf"\barea\b.{{0,30}}?(?:\bof|\bis|=|\bcomes to|\bbe)\s*(?:onl
 _BY = re.compile(rf"{_Q}{_U}\s*(?:by|\*)\s*{_Q}{_U}", re.IGNORECASE)
 _PERIM = re.compile(rf"\bperimeter\b.{{0,30}}?(?:\bof|\bis|=|\bcomes to|\bbe)\s*(?:only\s+)?{_Q}(?!\s*(?:by|\*|x)\b)",
                     re.IGNORECASE)
+_OPERATOR_NEXT = re.compile(r"\s*(?:[-+*/×÷x]|by\b)", re.IGNORECASE)
+_LENGTH = re.compile(rf"\blength\s+(?:is|of|=)\s*{_Q}", re.IGNORECASE)
+_WIDTH = re.compile(rf"\bwidth\s+(?:is|of|=|must be|has to be|will be|would be)\s*{_Q}", re.IGNORECASE)
 _TRIP = re.compile(rf"(?:{_Q}\s*(km|m|miles?)\b.{{0,30}}?\bat\s+{_Q}\s*(?:km/h|km per hour|kph|m/s)|"
                    rf"\bat\s+{_Q}\s*(?:km/h|km per hour|kph|m/s)\W{{0,3}}\s*{_Q}\s*(km|m|miles?)\b)"
                    rf".{{0,20}}?\btakes?\s+{_Q}\s*(?:h|hours?|hrs?)\b", re.IGNORECASE)
+
+_TU = r"(h|hours?|hrs?|min|minutes?|s|seconds?)"
+_VU = r"(km/h|km per hour|kph|m/s)"
+# "covering 120 km in 3 hours is a speed of 40 km/h", "at 20 km/h for 3 hours you travel 60 km"
+_SPEED_OF = re.compile(rf"{_Q}\s*(km|m)\b.{{0,20}}?\bin\s+{_Q}\s*{_TU}\b.{{0,30}}?\b(?:speed|rate|pace|velocity)\b"
+                       rf".{{0,15}}?(?<![\d/.]){_Q}\s*{_VU}", re.IGNORECASE)
+_DIST_FOR = re.compile(rf"{_Q}\s*{_VU}\s+for\s+{_Q}\s*{_TU}\b.{{0,30}}?\b(?:travel|go|goes|cover|covers|drive|"
+                       rf"drives|fly|flies|ride|rides|distance|get|gets|reach|reaches|move|moves)\b.{{0,15}}?"
+                       rf"(?<![\d/.]){_Q}\s*(km|m)\b", re.IGNORECASE)
 
 
 def _relational(s: str) -> str:
@@ -377,16 +393,33 @@ def _relational(s: str) -> str:
         if b and h and a:
             half = "1/2 * " if "triangl" in low else ""
             return f"{s} ; {half}{b.group(1) or b.group(2)} * {h.group(1) or h.group(2)} = {a.group(1)}"
+    if "area" in low and "rectangl" in low:  # "a 9 by 3 rectangle has an area of 27 square units"
+        by, a = _BY.search(s), _AREA.search(s)
+        if by and a and not _OPERATOR_NEXT.match(s, a.end()):  # "its area is 14 × 9": a computation, not a value
+            return f"{s} ; {by.group(1)} * {by.group(2)} = {a.group(1)}"
     if "perimeter" in low and "rectangl" in low:
         by, per = _BY.search(s), _PERIM.search(s)
         if by and per:
             return f"{s} ; 2 * ({by.group(1)} + {by.group(2)}) = {per.group(1)}"
+    if "perimeter" in low and ("width" in low or "length" in low):
+        # "if the perimeter is 36 and the length is 11, the width must be 7"
+        per, length, width = _PERIM.search(s), _LENGTH.search(s), _WIDTH.search(s)
+        if per and length and width:
+            return f"{s} ; 2 * ({length.group(1)} + {width.group(1)}) = {per.group(1)}"
     if "take" in low:
         m = _TRIP.search(s)
         if m:
             dist, unit, speed = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(5), m.group(6),
                                                                                        m.group(4))
             return f"{s} ; {dist} {unit} / {speed} km/h = {m.group(7)} h"
+    if "speed" in low or "rate" in low or "pace" in low or "velocity" in low:
+        m = _SPEED_OF.search(s)
+        if m:
+            return f"{s} ; {m.group(1)} {m.group(2)} / {m.group(3)} {m.group(4)} = {m.group(5)} {m.group(6)}"
+    if " for " in low:
+        m = _DIST_FOR.search(s)
+        if m:
+            return f"{s} ; {m.group(1)} {m.group(2)} * {m.group(3)} {m.group(4)} = {m.group(5)} {m.group(6)}"
     return s
 
 
@@ -662,7 +695,7 @@ def _continued(node: Node, carry: list) -> Node:
     (``90 ÷ 2`` after ``9 × 10 = 90`` is ``(9 × 10) ÷ 2``), so a run of steps is credited as one computation."""
     if not carry or node.op not in ("+", "-", "*", "/") or node.left is None:
         return node
-    value, prev = carry[0]
+    value, prev = carry[0][:2]
     if node.left.op == "num" and node.left.value == value:
         return Node(node.op, replace(prev, paren=True), node.right)
     if node.right is not None and node.right.op == "num" and node.right.value == value:  # 21 + 20 after 4 × 5 = 20
@@ -891,6 +924,82 @@ def _rule_discount_as_price(node: Node) -> Fraction | None:
     return None
 
 
+def _written(node: Node) -> Fraction | None:
+    """A quantity's number as written (``40`` for "40 km/h"), for rules that work on the numbers, not the units."""
+    return Fraction(node.text) if node.op == "num" and node.dim and node.text else None
+
+
+def _rectangle_sides(node: Node) -> tuple[Fraction, Fraction] | None:
+    """The two side lengths of a rectangle's perimeter computation (``2 × (a + b)``, ``2a + 2b``, ``a + b + a + b``)."""
+    if not _perimeter(node):
+        return None
+    nums = sorted(leaf.value for leaf in _leaves(node))
+    if len(nums) == 4 and _ops(node) == {"+"}:
+        return nums[0], nums[2]
+    other = node.right if _const(node.left) == 2 else node.left
+    if other.op == "+" and other.left.op == "num" and other.right.op == "num":
+        return other.left.value, other.right.value
+    return None
+
+
+def _rule_two_sides_only(node: Node) -> Fraction | None:
+    # the perimeter as the length plus the width
+    sides = _rectangle_sides(node)
+    return None if sides is None else sides[0] + sides[1]
+
+
+def _rule_confuse_area_perimeter(node: Node) -> Fraction | None:
+    # the perimeter as the length times the width
+    sides = _rectangle_sides(node)
+    return None if sides is None else sides[0] * sides[1]
+
+
+def _trip_parts(node: Node) -> tuple[str, Fraction, Fraction, Fraction] | None:
+    """A speed-distance-time computation on quantities with units: (what it finds, the two numbers as written,
+    the SI size of one unit of its result): ``120 km / 40 km/h`` finds a time, ``120 km / 3 h`` a speed,
+    ``40 km/h * 3 h`` a distance. Bare numbers say nothing about which is which (``None``)."""
+    if node.op not in ("/", "*") or node.left is None or node.right is None:
+        return None
+    a, b = _written(node.left), _written(node.right)
+    if a is None or b is None or a == 0 or b == 0:
+        return None
+    dims = (node.left.dim, node.right.dim)
+    value = _const(node)
+    if value is None:
+        return None
+    if node.op == "/" and dims == ("length", "speed"):
+        kind, shown = "time", a / b
+    elif node.op == "/" and dims == ("length", "time"):
+        kind, shown = "speed", a / b
+    elif node.op == "*" and set(dims) == {"speed", "time"}:
+        kind, shown = "distance", a * b
+    else:
+        return None
+    return kind, a, b, value / shown
+
+
+def _rule_multiply_distance_speed(node: Node) -> Fraction | None:
+    # the two numbers multiplied whatever they are: 120 km at 40 km/h "takes 4800 hours"
+    parts = _trip_parts(node)
+    if parts is None or parts[0] == "distance":
+        return None
+    _kind, a, b, unit = parts
+    return a * b * unit
+
+
+def _rule_invert_rate(node: Node) -> Fraction | None:
+    # the division turned round (time = speed ÷ distance, speed = time ÷ distance), or the rate divided where it
+    # is multiplied (distance = speed ÷ time)
+    parts = _trip_parts(node)
+    if parts is None:
+        return None
+    kind, a, b, unit = parts
+    if kind == "distance":
+        v, t = (a, b) if node.left.dim == "speed" else (b, a)
+        return v / t * unit
+    return b / a * unit
+
+
 # A misconception's wrong rule on an expression's sub-trees (``None`` where it does not apply). Misconceptions
 # without a rule here (slant side as height, conversion direction …) are met through their propositions.
 WRONG_RULES: dict[str, Callable[[Node], Fraction | None]] = {
@@ -908,6 +1017,10 @@ WRONG_RULES: dict[str, Callable[[Node], Fraction | None]] = {
     "forget_half": _rule_forget_half,
     "subtract_percent_as_dollars": _rule_percent_as_dollars,
     "discount_as_price": _rule_discount_as_price,
+    "multiply_distance_speed": _rule_multiply_distance_speed,
+    "invert_rate": _rule_invert_rate,
+    "two_sides_only": _rule_two_sides_only,
+    "confuse_area_perimeter": _rule_confuse_area_perimeter,
 }
 
 
@@ -1073,6 +1186,10 @@ def _sentences(text: str) -> tuple[str, ...]:
 
 _REL = re.compile(r"(!=|<=|>=|=|<|>)")
 _MATH_SPAN = re.compile(rf"-?[\d(?][\d\s.+\-*/()%?x]*|(?:{_UNIT_RE})\b", re.IGNORECASE)
+# a comparison asked for: "which is larger/smaller ...", "compare ...", "A vs B"
+_COMPARE_Q = re.compile(r"\b(?:which|what)\b[^.?!]{0,30}?\b(?:larger|bigger|greater|smaller|less|more|lower|higher|"
+                        r"largest|biggest|greatest|smallest|lowest|highest)\b|\bcompare\b|\bvs\b\.?|\bversus\b",
+                        re.IGNORECASE)
 _EXPLAIN_Q = re.compile(r"\b(?:why|explain|how do you know|how can you tell|justify|what makes|reason)\b", re.I)
 _TRANSFER_Q = re.compile(r"\b(?:what if|what would happen|predict|another|new|instead|would .* still|"
                          r"how could|in general|always)\b", re.I)
@@ -1118,6 +1235,7 @@ class ContentReader:
         # ``x = 9`` is checked against the equation the turn works on (its first full equation), else the task's
         reference: Lin | None = _equation_of(text) or self._task_equation
         carry: list = []  # the last true step's (value, expression): "9 × 10 = 90; 90 ÷ 2 = 45" goes on from it
+        problem: tuple[str, str] | None = None  # "Let's solve 6 + 4 × 8.": the expression the turn works out
         prev = ""
         for sent in sentences(text):
             # "Myth: heavy things sink.": a label before a colon frames what follows it
@@ -1128,15 +1246,54 @@ class ContentReader:
             # no digit, no checkable relation or computable question
             math_claims, reference = self._math(norm, asked, sent, reference, carry) if _ANY_DIGIT.search(norm) \
                 else ([], reference)
+            if asked and all(c.question and c.kc is None for c in math_claims) and (
+                    _COMPARE_Q.search(sent) or context.endswith(":") and _COMPARE_Q.search(context)):
+                # "Which is larger, 2/3 or 3/5?", "Compare 0.5 and 0.45.", "2/3 vs 3/5: which is bigger?": the order
+                # of the numbers named is asked
+                math_claims = self._compared(norm, sent) or (
+                    self._compared(normalise(context), f"{context} {sent}") if context.endswith(":") else []) \
+                    or math_claims
+            if not math_claims and not asked and problem is not None and (m := _ANSWER.search(norm)) \
+                    and len(_DIGIT_RUN.findall(norm)) == len(_DIGIT_RUN.findall(m.group(1))):
+                # "So our final answer is 38.": the result of the expression the turn set out to work
+                said = parse(m.group(1))
+                if said is not None and (said.op == "num" or _is_fraction(said)):
+                    math_claims = self._math(f"{problem[0]} = {m.group(1)}", False, f"{problem[1]} {sent}",
+                                             None, [])[0]
+            if not math_claims and not asked and _ANY_DIGIT.search(norm) and not _REL.search(norm):
+                named = _named_problem(norm)
+                if named is not None:
+                    problem = (named, sent)
             claims += math_claims
             if not math_claims:
+                if not asked and _PROMPT_BEFORE.search(sent):
+                    asked = True
                 found = self._facts(sent, asked, framed)
+                if asked and context and not _ANY_DIGIT.search(norm) and _ANY_DIGIT.search(context) \
+                        and (not found or all(c.question for c in found)) and _ASKS_VALUE.search(sent) \
+                        and not _REL.search(before := normalise(context)) and _named_problem(before, True) is not None:
+                    # "Her total is 36 - 20 + 6 × 2. Evaluate it.", "A bike priced at $120 is reduced by 20%. How
+                    # many dollars does it cost now?": the one computation the sentence before wrote out (not
+                    # already worked: no relation in it) is what is asked for
+                    found = [c for c in self._math(before, True, f"{context} {sent}", None, [])[0]
+                             if c.question and c.kc is not None] or found
                 if not found and asked and context:  # "A sail is 10 m along the bottom, 5 m tall. What is its area?"
                     found = [c for c in self._facts(f"{context} {sent}", True) if c.question]
                 claims += found
             elif not any(c.refutes for c in math_claims):  # a computation that is also the counterexample said
                 claims += [c for c in self._facts(sent, asked, framed) if c.refutes and c.verdict == TRUE]
         return Reading(tuple(claims)) if claims else EMPTY
+
+    def _compared(self, norm: str, raw: str) -> list[Claim]:
+        """The comparison a question asks for: the largest of the two to four numbers it names, above each other."""
+        nodes = [n for t in _MATH_SPAN.findall(norm) if (n := parse(t.strip(" ?.,:;"))) is not None
+                 and (n.op == "num" or _is_fraction(n)) and _const(n) is not None]
+        values = {_const(n) for n in nodes}
+        if not 2 <= len(nodes) <= 4 or len(values) != len(nodes):
+            return []
+        top = max(nodes, key=_const)
+        claims = [self._claim(">", [top, n], TRUE, question=True, raw=raw) for n in nodes if n is not top]
+        return claims if all(c.kc is not None for c in claims) else []  # "3 apples or 2 pears": no comparison taught
 
     # -- math
     def _math(self, norm: str, asked: bool, raw: str, reference: Lin | None,
@@ -1171,9 +1328,13 @@ class ContentReader:
                 if v is None:
                     continue
                 whole = _continued(a, carry) if v and rel == "=" else a
-                out.append(self._claim(rel, [whole, b], TRUE if v else FALSE, question=asked, raw=raw))
+                # a continued step is the computation begun in the sentence before: "10% of 84 is 8.4. 84 - 8.4 =
+                # 75.6" takes 10% off 84 though its own sentence says no "%"
+                context = carry[0][2] if whole is not a else ""
+                out.append(self._claim(rel, [whole, b], TRUE if v else FALSE, question=asked, raw=raw,
+                                       context=context))
                 if v and rel == "=" and a.op not in ("num", "var") and b.op == "num" and b.value is not None:
-                    carry[:] = [(b.value, whole)]
+                    carry[:] = [(b.value, whole, f"{context} {raw}" if context else raw)]
         if not out and asked and (m := _UNITS_ASKED.search(raw)):
             # "How many cm are in 2 m?": a conversion asked for
             n = parse(f"{m.group(2)} {m.group(3)}")
@@ -1190,11 +1351,15 @@ class ContentReader:
                     break
         return out, reference
 
-    def _claim(self, rel: str, nodes: list[Node], verdict: str, question: bool, raw: str) -> Claim:
+    def _claim(self, rel: str, nodes: list[Node], verdict: str, question: bool, raw: str,
+               context: str = "") -> Claim:
         ops = operations(rel, nodes)
-        if _PERCENT_WORD.search(raw) and any(_pct_value(n) is not None or n.op == "*" or _is_decimal(n)
-                                             for s in nodes for n in _walk(s)):
+        percent_like = any(_pct_value(n) is not None or n.op == "*" or _is_decimal(n) for s in nodes for n in _walk(s))
+        if _PERCENT_WORD.search(raw) and percent_like:
             ops.add("percent")
+        # a step continued from a percent step is checked against the percent misconceptions too (its component
+        # is still the one its own sentence performs)
+        extra = {"percent"} if context and percent_like and _PERCENT_WORD.search(context) else set()
         if "whole_add" in ops:
             for n in nodes:
                 r = _rule_no_regrouping(n)
@@ -1206,6 +1371,9 @@ class ContentReader:
             kcs.sort(key=lambda k: (len(self._kc_ops[k] - ops), -len(self._kc_words[k] & words),
                                     len(self._kc_ops[k])))
         kc = kcs[0] if kcs else None
+        if extra - ops:
+            kcs += [k for k in self.kc_ids if k not in kcs and self._kc_ops[k] & extra]
+            kc = kc or (kcs[0] if kcs else None)
         affirms, refutes = None, []
         for mid in (m for k in kcs for m in self._mis_by_kc.get(k, ())) if kcs else ():
             wrong = _wrong_verdict(mid, rel, nodes, self._rules.get(mid))
@@ -1338,6 +1506,16 @@ def _name_words(words: tuple[str, ...]) -> frozenset[str]:
 _PERCENT_WORD = re.compile(r"%|percent|per cent|\boff\b|discount", re.IGNORECASE)
 _PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|work out|solve|explain|describe|"
                      r"compare|show|estimate|predict|convert|simplify|tell me)\b", re.IGNORECASE)
+# "How many dollars does it cost now?": a question asking for a quantity
+_ASKS_VALUE = re.compile(r"^\s*(?:(?:so|then|now|and)\s*,?\s+)?(?:how (?:much|many|far|long)\b|what(?:'s|\s+is|\s+does|"
+                         r"\s+will|\s+would|\s+do)\b|evaluate\b|find\b|compute\b|calculate\b|work\b)",
+                         re.IGNORECASE)
+# "Evaluate it.": a prompt on the expression the sentence before wrote out
+_PROMPT_BEFORE = re.compile(r"^\s*(?:now\s+)?(?:can you\s+)?(?:evaluate|simplify|compute|calculate|solve|work out|find)\s+"
+                            r"(?:it|this|that|the expression|this expression|the value)\b|"
+                            r"^\s*(?:now\s+)?(?:can you\s+)?work (?:it|this|that) out\b|"
+                            r"^\s*what (?:is|does) (?:it|that|this)(?: equal| come to| make)?\s*\?|"
+                            r"^\s*what (?:do|would|will) you get\s*\?", re.IGNORECASE)
 _CHAIN = re.compile(r"[^=<>]*?(?:(?:!=|<=|>=|=|<|>)[^=<>]*)+")
 
 
@@ -1533,11 +1711,32 @@ _UNSET = object()
 _X = re.compile(r"(?<![a-wyz])x(?![a-wyz])", re.IGNORECASE)  # an x that is not inside a word ("3x", "x = 5")
 
 
+# "the answer is 38", "our final answer is **3/4**", "result: 26"
+_ANSWER = re.compile(r"\b(?:answer|result|solution)\b(?:\s+(?:is|=|:|comes to|works out to))?\s*[:=]?\s*"
+                     r"(-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?)\s*[.!]?\s*$", re.IGNORECASE)
+# "Let's solve 6 + 4 × 8.", "Let's work out 84 - 10% of 84 together."
+_SET_OUT = re.compile(r"\b(?:let'?s|let us|we(?:'ll| will)?|i'?ll)\s+(?:solve|work out|compute|calculate|evaluate|"
+                      r"find|simplify|figure out|do)\b", re.IGNORECASE)
+
+
+def _named_problem(norm: str, written: bool = False) -> str | None:
+    """The one computation a sentence sets out to work ("Let's solve 6 + 4 × 8."), else ``None`` (``written``:
+    any sentence that writes out one computation)."""
+    if not written and not _SET_OUT.search(norm):
+        return None
+    found = [span.strip(" ?.,:") for span in _MATH_SPAN.findall(norm)
+             if (n := parse(span.strip(" ?.,:"))) is not None and n.op not in ("num", "var")]
+    if len(found) != 1 or _const(parse(found[0])) is None:
+        return None
+    return found[0]
+
+
 def _equation_of(text: str) -> Lin | None:
     """The solution of the first equation in x of ``text`` that is more than ``x = value``."""
     if "x" not in text or not _X.search(text):
         return None
-    for chain in _chains(normalise(text)):
+    # sentence by sentence: "Solve 8x + 20 = 52. Computing 52 - 20, we get 32." is not one chain
+    for chain in (c for sent in sentences(text) if _X.search(sent) for c in _chains(normalise(sent))):
         parts = _REL.split(chain)
         nodes = [parse(s) for s in parts[0::2]]
         if len(nodes) >= 2 and None not in nodes and not (nodes[0].op == "var" and nodes[1].op == "num"):

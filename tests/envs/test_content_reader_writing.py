@@ -128,3 +128,142 @@ def test_a_test_question_asked_again_with_other_numbers_is_a_question_on_its_com
     reading = reader.read(". ".join(scenario) + ". " + question)
     assert [c.question for c in reading.claims] == [True] and reading.kc in item.kcs, (other, reading)
     assert reader.read("What is its area in square metres?").claims == ()  # no case to compute: not gradeable
+
+
+@pytest.mark.parametrize(("text", "refuted"), [
+    # a correct trip with units discriminates both wrong rules (120 × 40 = 4800 h; 40 ÷ 120 h)
+    ("Driving 120 km at 40 km/h takes 3 hours.", {"multiply_distance_speed", "invert_rate"}),
+    ("120 km ÷ 40 km/h = 3 h.", {"multiply_distance_speed", "invert_rate"}),
+    # the speed and the distance said in prose are the computations they state
+    ("Covering 120 km in 3 hours is a speed of 40 km/h.", {"multiply_distance_speed", "invert_rate"}),
+    ("At 20 km/h for 3 hours you travel 60 km.", {"invert_rate"}),
+])
+def test_a_correct_trip_with_units_refutes_the_rate_misconceptions(text, refuted) -> None:
+    reading = _reader("math", "travel_time").read(text)
+    assert reading.claims and not reading.false_statements(), (text, normalise(text), reading)
+    assert set(reading.refuted) == refuted, (text, reading)
+
+
+def test_bare_numbers_do_not_say_which_quantity_is_the_rate() -> None:
+    reading = _reader("math", "travel_time").read("120 ÷ 40 = 3.")
+    assert reading.claims and not reading.refuted, reading
+    assert not _reader("math", "travel_time").read("At 20 km/h for 3 hours you travel 20/3 km.").refuted
+
+
+def test_a_discount_worked_over_two_sentences_refutes_like_one() -> None:
+    reader = _reader("math", "percent_discount")
+    one = reader.read("84 - 10% of 84 = 75.6.")
+    two = reader.read("10% of 84 is 8.4. Computing 84 - 8.4, we get 75.6.")
+    steps = reader.read("Next, 10% becomes 0.1. Then we get 0.1 × 84, which is 8.4. Computing 84 - 8.4, we get 75.6.")
+    assert set(one.refuted) == {"subtract_percent_as_dollars", "discount_as_price"}, one
+    assert set(two.refuted) == set(one.refuted), two
+    assert set(steps.refuted) == set(one.refuted), steps
+    assert not reader.read("0.1 × 84 = 8.4. 84 - 8.4 = 75.6.").refuted  # no percent said: a decimal taken off
+
+
+@pytest.mark.parametrize("text", [
+    "Her total is 36 - 20 + 6 × 2. Evaluate it.",
+    "A taxi costs $20 plus $6 for each of 7 miles: 20 + 6 × 7. Evaluate it.",
+])
+def test_an_expression_to_evaluate_is_a_question(text) -> None:
+    reading = _reader("math", "order_of_operations").read(text)
+    assert [c.question for c in reading.claims] == [True], (text, reading)
+    assert reading.kc == "operation_precedence" and "strictly_left_to_right" in reading.refuted, (text, reading)
+
+
+def test_an_equation_already_worked_is_not_asked_again() -> None:
+    reading = _reader("math", "order_of_operations").read("20 + 6 × 7 = 62. Can you check it?")
+    assert not any(c.question for c in reading.claims), reading
+
+
+@pytest.mark.parametrize(("task_id", "text", "verdict", "refuted"), [
+    # the answer stated for the expression the turn set out to work is that computation's result
+    ("order_of_operations", "Let's solve 6 + 4 × 8. Next, 4 × 8 becomes 32. Then we get 6 + 32, which is 38. "
+                            "So our final answer is **38**.", TRUE, {"strictly_left_to_right"}),
+    ("fraction_addition", "Let's solve 2/3 + 1/4. Next, 2/3 becomes 8/12. So our final answer is **11/12**.", TRUE,
+     {"numerators_not_scaled", "add_numerators_and_denominators"}),
+    ("percent_discount", "Let's work out 84 - 10% of 84. So the answer is 75.6.", TRUE,
+     {"subtract_percent_as_dollars", "discount_as_price"}),
+    # a wrong answer is false (and says the misconception's answer)
+    ("order_of_operations", "Let's solve 6 + 4 × 8. So our final answer is 80.", FALSE, set()),
+])
+def test_the_answer_to_the_problem_the_turn_set_out_is_its_result(task_id, text, verdict, refuted) -> None:
+    reading = _reader("math", task_id).read(text)
+    last = reading.claims[-1]
+    assert last.verdict == verdict and set(last.refutes) == refuted, (text, reading)
+
+
+def test_an_answer_without_a_problem_set_out_is_nothing() -> None:
+    reader = _reader("math", "order_of_operations")
+    assert reader.read("So our final answer is 38.").claims == ()
+    assert reader.read("I have 6 + 4 × 8 pens. The answer is 38.").claims == ()  # nothing set out to be solved
+
+
+@pytest.mark.parametrize(("text", "refuted"), [
+    # a rectangle's perimeter worked right discriminates length + width (7) and length × width (12)
+    ("The perimeter of a 4 by 3 rectangle is 14, since you add all four sides.",
+     {"two_sides_only", "confuse_area_perimeter"}),
+    ("4 + 3 + 4 + 3 = 14.", {"two_sides_only", "confuse_area_perimeter"}),
+    ("If the perimeter is 36 and the length is 11, the width must be 7.", {"two_sides_only", "confuse_area_perimeter"}),
+    ("A 9 by 3 rectangle has an area of 27 square units.", set()),
+])
+def test_a_rectangle_worked_right_is_read_and_refutes(text, refuted) -> None:
+    reading = _reader("math", "rectangle_perimeter").read(text)
+    assert reading.claims and not reading.false_statements(), (text, normalise(text), reading)
+    assert set(reading.refuted) == refuted, (text, reading)
+
+
+@pytest.mark.parametrize(("text", "affirmed"), [
+    ("The perimeter of a 4 by 3 rectangle is 12.", "confuse_area_perimeter"),
+    ("The perimeter of a 4 by 3 rectangle is 7.", "two_sides_only"),
+])
+def test_a_rectangle_perimeter_by_a_wrong_rule_affirms_it(text, affirmed) -> None:
+    reading = _reader("math", "rectangle_perimeter").read(text)
+    assert reading.affirmed == (affirmed,) and reading.false_statements(), (text, reading)
+
+
+def test_work_it_out_asks_for_the_expression_before() -> None:
+    text = "The height of the deck above the surface is -6 - (-3) m (negative means below). Work it out."
+    reading = _reader("math", "integer_subtraction").read(text)
+    assert [c.question for c in reading.claims] == [True] and "minus_negative_is_minus" in reading.refuted, reading
+
+
+def test_a_scenario_then_a_question_for_its_value_asks_for_its_computation() -> None:
+    reader = _reader("math", "percent_discount")
+    reading = reader.read("A bike priced at $120 is reduced by 20%. How many dollars does it cost now?")
+    assert [c.question for c in reading.claims] == [True], reading
+    assert set(reading.refuted) == {"discount_as_price", "subtract_percent_as_dollars"}, reading
+    # a question that asks for no value is not that computation
+    assert not reader.read("A bike priced at $120 is reduced by 20%. Is that a good deal?").refuted
+
+
+@pytest.mark.parametrize("text", [
+    "Sure! Let's solve 8x + 20 = 52. Computing 52 - 20, we get 32. First, 32 ÷ 8 → 4. Next, 8 × 4 + 20 becomes 52. "
+    "So our final answer is **4**.",
+    "Solve 8x + 20 = 52. Computing 52 - 20, we get 32. 32 ÷ 8 = 4, so x = 4.",
+])
+def test_the_equation_a_turn_works_on_is_its_own_reference(text) -> None:
+    # the turn's equation (x = 4), not the task's, is what its steps are checked against
+    reading = _reader("math", "two_step_equation").read(text)
+    assert reading.claims and not reading.false_statements(), reading
+
+
+@pytest.mark.parametrize(("task_id", "text", "refuted"), [
+    ("fraction_comparison", "Which is larger, 2/3 or 3/5?", {"larger_denominator_larger", "larger_numerator_larger"}),
+    ("fraction_comparison", "Which is bigger: 2/3 or 3/5?", {"larger_denominator_larger", "larger_numerator_larger"}),
+    ("fraction_comparison", "2/3 vs 3/5: which is bigger?", {"larger_denominator_larger", "larger_numerator_larger"}),
+    ("fraction_comparison", "**Your turn:** compute $\\frac{2}{3} vs \\frac{3}{5}$.",
+     {"larger_denominator_larger", "larger_numerator_larger"}),
+    ("fraction_comparison", "Which fraction is smaller, 3/4 or 3/8?", {"larger_denominator_larger"}),
+    ("decimal_comparison", "Which is greater, 0.7 or 0.65?", {"longer_decimal_larger"}),
+    ("decimal_comparison", "Compare 0.5 and 0.45.", {"longer_decimal_larger"}),
+])
+def test_a_comparison_asked_is_a_question_on_its_case(task_id, text, refuted) -> None:
+    reading = _reader("math", task_id).read(text)
+    assert reading.claims and all(c.question for c in reading.claims), (text, normalise(text), reading)
+    assert set(reading.refuted) == refuted, (text, reading)
+
+
+def test_a_comparison_of_equal_amounts_or_of_counts_asks_nothing_checkable() -> None:
+    assert not _reader("math", "fraction_comparison").read("Which is larger, 2/4 or 1/2?").refuted
+    assert _reader("math", "decimal_comparison").read("Which costs more, 3 apples or 2 pears?").claims == ()
