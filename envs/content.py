@@ -656,12 +656,18 @@ def operations(rel: str, sides: list[Node]) -> set[str]:
     return ops
 
 
-@functools.lru_cache(maxsize=1024)
 def _indexed(entries: tuple[tuple[str, str, str, str | None], ...], math: bool,
              topic: frozenset[str]) -> tuple[tuple[Proposition, ...], dict[str, tuple[int, ...]], dict]:
     """A task's propositions, per stem the indices of those holding it, and a memo of sentences already matched
-    against them (shared by the readers of tasks with the same material: a math family's draws share theirs)."""
+    against them (shared by the readers of tasks with the same propositions: a math family's draws share theirs,
+    even when their texts differ in words no proposition keeps, such as the units of a conversion)."""
     props = tuple(p for kc, text, kind, mis in entries for p in _propositions(kc, text, kind, mis, math, topic))
+    return _index_of(props, math, topic)
+
+
+@functools.lru_cache(maxsize=1024)
+def _index_of(props: tuple[Proposition, ...], math: bool,
+              topic: frozenset[str]) -> tuple[tuple[Proposition, ...], dict[str, tuple[int, ...]], dict]:
     by_stem: dict[str, list[int]] = {}
     for i, p in enumerate(props):
         for st in p.stems:
