@@ -462,7 +462,7 @@ class TutoringEnv(AECEnv):
 
     # ------------------------------------------------------------------ observations and infos
     def _tutor_features(self) -> np.ndarray:
-        f = np.zeros(tzs.TUTOR_FEATURES, dtype=np.float32)
+        f = [0.0] * tzs.TUTOR_FEATURES  # filled as Python floats, made float32 once (as item assignments would)
         if self.phase in tzs.PHASES:
             f[tzs.PHASES.index(self.phase)] = 1.0
         f[3] = min(1.0, self.tutor_turns / self.config.max_turns)
@@ -474,22 +474,22 @@ class TutoringEnv(AECEnv):
             f[base + COGNITION_STATES.index(self._last_student["student_cognition_state"])] = 1.0
             f[base + len(COGNITION_STATES)] = float(self._last_student["states_answer"])
         f[base + len(COGNITION_STATES) + 1] = float(self._revealed)
-        return f
+        return np.array(f, dtype=np.float32)
 
     def _update_kc_accuracy(self) -> None:
         """Per-KC pre-test accuracy (-1 for an empty KC slot), recomputed when a pre-test answer comes in."""
-        acc = [-1.0] * tzs.MAX_KCS  # filled as Python floats, made float32 once (as many item assignments would)
+        acc = [-1.0] * tzs.MAX_KCS
         for kc_id, i in self._kc_index.items():
             results = [r["correct"] for r in self.pretest_results if kc_id in r["kcs"]]
             acc[i] = (sum(results) / len(results)) if results else 0.0
-        self._kc_accuracy = np.array(acc, dtype=np.float32)
+        self._kc_accuracy = acc
 
     def _student_features(self) -> np.ndarray:
-        f = np.zeros(tzs.STUDENT_FEATURES, dtype=np.float32)
+        f = [0.0] * tzs.STUDENT_FEATURES  # filled as Python floats, made float32 once (as item assignments would)
         if self.phase in tzs.PHASES:
             f[tzs.PHASES.index(self.phase)] = 1.0
         f[3] = min(1.0, self.tutor_turns / self.config.max_turns)
-        return f
+        return np.array(f, dtype=np.float32)
 
     def _student_text(self) -> str:
         kind, index = self._student_next
