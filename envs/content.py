@@ -1517,8 +1517,8 @@ _ASKS_VALUE = re.compile(r"^\s*(?:(?:so|then|now|and)\s*,?\s+)?(?:how (?:much|ma
                          r"\s+will|\s+would|\s+do)\b|evaluate\b|find\b|compute\b|calculate\b|work\b)",
                          re.IGNORECASE)
 # "Evaluate it.": a prompt on the expression the sentence before wrote out
-_PROMPT_BEFORE = re.compile(r"^\s*(?:now\s+)?(?:can you\s+)?(?:evaluate|simplify|compute|calculate|solve|work out|find)\s+"
-                            r"(?:it|this|that|the expression|this expression|the value)\b|"
+_PROMPT_BEFORE = re.compile(r"^\s*(?:now\s+)?(?:can you\s+)?(?:evaluate|simplify|compute|calculate|solve|work out|"
+                            r"find)\s+(?:it|this|that|the expression|this expression|the value)\b|"
                             r"^\s*(?:now\s+)?(?:can you\s+)?work (?:it|this|that) out\b|"
                             r"^\s*what (?:is|does) (?:it|that|this)(?: equal| come to| make)?\s*\?|"
                             r"^\s*what (?:do|would|will) you get\s*\?", re.IGNORECASE)
@@ -1850,7 +1850,6 @@ def _reader(task: Task) -> ContentReader:
            tuple((k.explanation, k.worked_example) for k in task.knowledge_components),
            tuple(m.counterexample for m in task.misconceptions))
     return _bounded(_READERS, key, lambda: ContentReader(task), 512)
-
 
 
 __all__ = ["Claim", "ContentReader", "Reading", "with_reading", "TRUE", "FALSE", "UNCHECKED", "normalise", "parse",
