@@ -178,11 +178,24 @@ def measure_round(seconds: float, pool: list[str], first_seed: int, slices: int 
     return ref, act, text
 
 
+def _positive(kind: type):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be a positive {kind.__name__}, got {text!r}")
+        return value
+    return parse
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=1.5, help="CPU seconds per measurement")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds (the reported ratio is the median)")
-    parser.add_argument("--slices", type=int, default=10, help="interleaved slices per round and measurement")
+    parser.add_argument("--seconds", type=_positive(float), default=1.5, help="CPU seconds per measurement")
+    parser.add_argument("--rounds", type=_positive(int), default=5, help="rounds (the reported ratio is the median)")
+    parser.add_argument("--slices", type=_positive(int), default=10,
+                        help="interleaved slices per round and measurement")
     args = parser.parse_args()
     pool = utterance_pool()
     # Interleaved rounds: the machine's speed drifts (frequency, other load); each round measures the reference
