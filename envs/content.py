@@ -1192,10 +1192,6 @@ def _sentences(text: str) -> tuple[str, ...]:
 
 _REL = re.compile(r"(!=|<=|>=|=|<|>)")
 _MATH_SPAN = re.compile(rf"-?[\d(?][\d\s.+\-*/()%?x]*|(?:{_UNIT_RE})\b", re.IGNORECASE)
-# a comparison asked for: "which is larger/smaller ...", "compare ...", "A vs B"
-_COMPARE_Q = re.compile(r"\b(?:which|what)\b[^.?!]{0,30}?\b(?:larger|bigger|greater|smaller|less|more|lower|higher|"
-                        r"largest|biggest|greatest|smallest|lowest|highest)\b|\bcompare\b|\bvs\b\.?|\bversus\b",
-                        re.IGNORECASE)
 _EXPLAIN_Q = re.compile(r"\b(?:why|explain|how do you know|how can you tell|justify|what makes|reason)\b", re.I)
 _TRANSFER_Q = re.compile(r"\b(?:what if|what would happen|predict|another|new|instead|would .* still|"
                          r"how could|in general|always)\b", re.I)
@@ -1252,13 +1248,6 @@ class ContentReader:
             # no digit, no checkable relation or computable question
             math_claims, reference = self._math(norm, asked, sent, reference, carry) if _ANY_DIGIT.search(norm) \
                 else ([], reference)
-            if asked and all(c.question and c.kc is None for c in math_claims) and (
-                    _COMPARE_Q.search(sent) or context.endswith(":") and _COMPARE_Q.search(context)):
-                # "Which is larger, 2/3 or 3/5?", "Compare 0.5 and 0.45.", "2/3 vs 3/5: which is bigger?": the order
-                # of the numbers named is asked
-                math_claims = self._compared(norm, sent) or (
-                    self._compared(normalise(context), f"{context} {sent}") if context.endswith(":") else []) \
-                    or math_claims
             if not math_claims and not asked and problem is not None and (m := _ANSWER.search(norm)) \
                     and len(_DIGIT_RUN.findall(norm)) == len(_DIGIT_RUN.findall(m.group(1))):
                 # "So our final answer is 38.": the result of the expression the turn set out to work
@@ -1289,17 +1278,6 @@ class ContentReader:
             elif not any(c.refutes for c in math_claims):  # a computation that is also the counterexample said
                 claims += [c for c in self._facts(sent, asked, framed) if c.refutes and c.verdict == TRUE]
         return Reading(tuple(claims)) if claims else EMPTY
-
-    def _compared(self, norm: str, raw: str) -> list[Claim]:
-        """The comparison a question asks for: the largest of the two to four numbers it names, above each other."""
-        nodes = [n for t in _MATH_SPAN.findall(norm) if (n := parse(t.strip(" ?.,:;"))) is not None
-                 and (n.op == "num" or _is_fraction(n)) and _const(n) is not None]
-        values = {_const(n) for n in nodes}
-        if not 2 <= len(nodes) <= 4 or len(values) != len(nodes):
-            return []
-        top = max(nodes, key=_const)
-        claims = [self._claim(">", [top, n], TRUE, question=True, raw=raw) for n in nodes if n is not top]
-        return claims if all(c.kc is not None for c in claims) else []  # "3 apples or 2 pears": no comparison taught
 
     # -- math
     def _math(self, norm: str, asked: bool, raw: str, reference: Lin | None,

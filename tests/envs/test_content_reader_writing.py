@@ -246,24 +246,3 @@ def test_the_equation_a_turn_works_on_is_its_own_reference(text) -> None:
     # the turn's equation (x = 4), not the task's, is what its steps are checked against
     reading = _reader("math", "two_step_equation").read(text)
     assert reading.claims and not reading.false_statements(), reading
-
-
-@pytest.mark.parametrize(("task_id", "text", "refuted"), [
-    ("fraction_comparison", "Which is larger, 2/3 or 3/5?", {"larger_denominator_larger", "larger_numerator_larger"}),
-    ("fraction_comparison", "Which is bigger: 2/3 or 3/5?", {"larger_denominator_larger", "larger_numerator_larger"}),
-    ("fraction_comparison", "2/3 vs 3/5: which is bigger?", {"larger_denominator_larger", "larger_numerator_larger"}),
-    ("fraction_comparison", "**Your turn:** compute $\\frac{2}{3} vs \\frac{3}{5}$.",
-     {"larger_denominator_larger", "larger_numerator_larger"}),
-    ("fraction_comparison", "Which fraction is smaller, 3/4 or 3/8?", {"larger_denominator_larger"}),
-    ("decimal_comparison", "Which is greater, 0.7 or 0.65?", {"longer_decimal_larger"}),
-    ("decimal_comparison", "Compare 0.5 and 0.45.", {"longer_decimal_larger"}),
-])
-def test_a_comparison_asked_is_a_question_on_its_case(task_id, text, refuted) -> None:
-    reading = _reader("math", task_id).read(text)
-    assert reading.claims and all(c.question for c in reading.claims), (text, normalise(text), reading)
-    assert set(reading.refuted) == refuted, (text, reading)
-
-
-def test_a_comparison_of_equal_amounts_or_of_counts_asks_nothing_checkable() -> None:
-    assert not _reader("math", "fraction_comparison").read("Which is larger, 2/4 or 1/2?").refuted
-    assert _reader("math", "decimal_comparison").read("Which costs more, 3 apples or 2 pears?").claims == ()
