@@ -1,9 +1,10 @@
 """Observation and action spaces of the tutoring env, and the text normalisation that keeps text inside them.
 
-Text crosses the env boundary in both directions through :func:`normalize_text`: NFKC, control characters
-dropped (newline and tab kept), characters outside :data:`CHARSET` replaced by ``?``, and the result clipped
-to the space's ``max_length``. So any string an agent sends (empty, 1 MB, control characters, any Unicode)
-becomes a valid utterance, and every observation the env emits lies in its space.
+Text crosses the env boundary in both directions through :func:`normalize_text`: NFKC (but the characters of
+:data:`CHARSET` it would rewrite -- ``½ ¼ ¾ ² ³ ¹ …`` -- are kept as written, and a fraction slash becomes ``/``),
+control characters dropped (newline and tab kept), characters outside :data:`CHARSET` replaced by ``?``, and the
+result clipped to the space's ``max_length``. So any string an agent sends (empty, 1 MB, control characters, any
+Unicode) becomes a valid utterance, and every observation the env emits lies in its space.
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ _CHARSET_SET = frozenset(CHARSET)
 # The ASCII characters outside CHARSET (the control characters but newline and tab).
 _ASCII_OUTSIDE = "".join(chr(c) for c in range(128) if chr(c) not in _CHARSET_SET)
 _OUTSIDE_ASCII_CHARSET = re.compile("[" + re.escape(_ASCII_OUTSIDE) + "]")
+# CHARSET's characters that NFKC would rewrite (½ -> 1⁄2 with a fraction slash outside CHARSET, so "1?2"; ² -> 2,
+# so "5² = 25" would read "52 = 25"): kept as written. NFKC's fraction slash (⅓ -> 1⁄3) and the division slash
+# become "/", superscripts outside CHARSET ("x⁴") "^4".
+_NFKC_KEPT = re.compile("([" + "".join(c for c in CHARSET if unicodedata.normalize("NFKC", c) != c) + "])")
+_SLASHES_AND_POWERS = str.maketrans({"\u2044": "/", "\u2215": "/", **{
+    chr(c): "^" + unicodedata.normalize("NFKC", chr(c)) for c in (0x2070, *range(0x2074, 0x207A))}})
+_KEPT_SLASH_OR_POWER = _NFKC_KEPT.pattern[2:-2] + "".join(chr(c) for c in _SLASHES_AND_POWERS)
 
 MAX_UTTERANCE_CHARS = 4000
 MAX_OBSERVATION_CHARS = 16000
@@ -54,7 +62,13 @@ def normalize_text(text: object, max_length: int) -> tuple[str, bool]:
         return text, text != raw
     if len(text) > 4 * max_length:  # do not normalise megabytes we are about to clip
         text = text[: 4 * max_length]
-    text = unicodedata.normalize("NFKC", text)
+    if not any(c in text for c in _KEPT_SLASH_OR_POWER):  # the common case (faster than a regex or a translate)
+        text = unicodedata.normalize("NFKC", text)
+    else:
+        text = "".join(part if i % 2 else unicodedata.normalize("NFKC", part)
+                       for i, part in enumerate(_NFKC_KEPT.split(text.translate(_SLASHES_AND_POWERS))))
+    if "\u2044" in text:  # what NFKC makes of a vulgar fraction outside CHARSET: ⅓ -> 1⁄3
+        text = text.replace("\u2044", "/")
     if not _CHARSET_SET.issuperset(text):
         text = "".join(
             c if c in _CHARSET_SET else ("" if unicodedata.category(c)[0] == "C" else "?") for c in text
