@@ -118,6 +118,7 @@ class _Counted:
 
     def __init__(self, student: SimulatedStudent) -> None:
         self.student, self.name, self.turns = student, student.name, 0
+        self.reads_observation = student.reads_observation  # as the engine plays the student itself
 
     def reset(self, seed: int | None = None) -> None:
         self.student.reset(seed=seed)

@@ -220,11 +220,13 @@ def advance(
 ) -> tuple[dict, dict] | None:
     """Play every turn that is not ``seat``'s own decision, the ``other`` seat's with ``other.act`` and the tutor's
     observe-only ones with ``""``; return ``seat``'s (observation, info) when it must decide, None when its
-    episode is over. The one turn loop: the engine (``seat="tutor"``) and the Gymnasium views (either seat)
-    call it. ``before_tutor(observation, info)`` sees every tutor turn, ``after_step()`` follows every step; a
-    seat's exception propagates (the caller records or raises it).
+    episode is over. An ``other`` whose ``reads_observation`` is False (the simulated student acts from its info)
+    gets ``None`` for an observation, and the env builds none. The one turn loop: the engine (``seat="tutor"``)
+    and the Gymnasium views (either seat) call it. ``before_tutor(observation, info)`` sees every tutor turn,
+    ``after_step()`` follows every step; a seat's exception propagates (the caller records or raises it).
     """
     raw = getattr(env, "unwrapped", env)  # read state from the env itself: each wrapper attribute costs a lookup chain
+    reads_observation = getattr(other, "reads_observation", True)
     while not (raw.terminations[seat] or raw.truncations[seat]):
         agent = raw.agent_selection
         info = raw.infos[agent]
@@ -233,7 +235,9 @@ def advance(
                 before_tutor(raw.observe(agent), info)
             action: Any = ""
         else:
-            obs = raw.observe(agent)
+            # a seat that acts from its info alone (``reads_observation = False``) is handed no observation
+            seen = agent == seat or (agent == "tutor" and before_tutor is not None) or reads_observation
+            obs = raw.observe(agent) if seen else None
             if agent == "tutor" and before_tutor is not None:
                 before_tutor(obs, info)
             if agent == seat:

@@ -68,7 +68,9 @@ class EpisodeTutor(Protocol):
 
 @runtime_checkable
 class Student(Protocol):
-    """A student seat: reset with the episode's student seed, then asked at each of its turns."""
+    """A student seat: reset with the episode's student seed, then asked at each of its turns. A student that
+    acts from ``info`` alone may say so with a class attribute ``reads_observation = False``: the engine then
+    passes ``None`` for the observation and the env does not build one (the simulated student does this)."""
 
     def reset(self, seed: int | None = None) -> None: ...
 

@@ -39,6 +39,7 @@ class SimulatedStudent:
     """
 
     trainable = False
+    reads_observation = False  # it acts from info (the task, the item, the tutor's act): the env builds no observation
 
     def __init__(self, persona: Persona | PersonaDistribution | str, verbaliser: object | None = None) -> None:
         from agents.student.verbaliser import TemplateVerbaliser
@@ -87,7 +88,7 @@ class SimulatedStudent:
         self.state = init_state(task, self.persona, self._rng)
         return self.state
 
-    def act(self, observation: dict, info: dict) -> str | StudentTurn:
+    def act(self, observation: dict | None, info: dict) -> str | StudentTurn:
         """A test answer (``str``) in the pre-/post-test, a labelled :class:`StudentTurn` in the dialogue."""
         phase = info.get("phase")
         if phase == "done":  # the env may still poll agents after the post-test

@@ -98,6 +98,37 @@ def test_a_plain_tutor_plays_one_episode_at_a_time_whatever_the_batch_size() -> 
     assert finished == [s.seed for s in SPECS]
 
 
+class SeesObservations(SimulatedStudent):
+    """The simulated student made to want its observations, keeping what it is handed."""
+
+    reads_observation = True
+
+    def __init__(self, persona: str, handed: list) -> None:
+        super().__init__(persona)
+        self.handed = handed
+
+    def act(self, observation, info: dict):  # noqa: ANN001, ANN201 - the parent's types
+        self.handed.append(observation)
+        return super().act(observation, info)
+
+
+def test_a_student_that_reads_no_observation_is_handed_none_and_plays_the_same_episode() -> None:
+    """``reads_observation = False`` (the simulated student) spares the env building observations nobody reads:
+    the student gets None, a student that reads them gets the env's observation, and the episode is the same."""
+    handed: list = []
+    seeing = play(SPECS, SocraticTutor(), lambda persona: SeesObservations(persona, handed))
+    assert handed and all(isinstance(o, dict) and set(o) == {"text", "features"} for o in handed)
+    handed_none: list = []
+
+    class Blind(SeesObservations):
+        reads_observation = False
+
+    blind = play(SPECS, SocraticTutor(), lambda persona: Blind(persona, handed_none))
+    assert len(handed_none) == len(handed) and all(o is None for o in handed_none)
+    assert SimulatedStudent.reads_observation is False
+    assert _json(blind) == _json(seeing) == _json(play(SPECS, SocraticTutor(), SimulatedStudent))
+
+
 class Watch:
     def __init__(self) -> None:
         self.before: list[tuple[str, bool]] = []
