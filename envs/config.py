@@ -36,8 +36,29 @@ class EnvConfig(BaseModel):
     render_mode: Literal["human", "ansi"] | None = None
 
 
+_CONFIGS: dict[tuple, EnvConfig] = {}
+
+
 def make_config(**kwargs: Any) -> EnvConfig:
-    """An :class:`EnvConfig` from keyword arguments, with an error that names the field and the fix."""
+    """An :class:`EnvConfig` from keyword arguments, with an error that names the field and the fix.
+
+    A config is immutable: one already made from the same arguments (values and their types, all hashable) is
+    returned again -- the engine makes an env per episode, and validating its config was 1 % of an act-mode
+    episode."""
+    try:
+        key: tuple | None = tuple(sorted((k, type(v), v) for k, v in kwargs.items()))
+        cached = _CONFIGS.get(key)
+    except TypeError:  # an unhashable value (a list, a dict): made afresh
+        key = cached = None
+    if cached is not None:
+        return cached
+    config = _make_config(kwargs)
+    if key is not None and len(_CONFIGS) < 256:
+        _CONFIGS[key] = config
+    return config
+
+
+def _make_config(kwargs: dict[str, Any]) -> EnvConfig:
     try:
         config = EnvConfig(**kwargs)
     except ValidationError as exc:

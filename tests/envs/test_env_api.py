@@ -181,3 +181,16 @@ def test_tutor_never_sees_the_hidden_state_or_the_options():
                     if option not in item.stem and option != item.options[ord(item.answer) - 65]:
                         assert option not in obs["text"]
         env.step(None if term or trunc else "Why do you think so?")
+
+
+def test_make_config_returns_the_same_immutable_config_for_the_same_arguments():
+    from envs.config import make_config
+
+    a = make_config(task_set="math", max_turns=4, action_mode="act")
+    assert make_config(action_mode="act", max_turns=4, task_set="math") is a  # validated once
+    assert make_config(task_set="math", max_turns=5, action_mode="act") is not a
+    with pytest.raises(Exception):  # noqa: B017, PT011 - pydantic's frozen-instance error
+        a.max_turns = 9
+    for _ in range(2):  # an error is raised every time, never cached
+        with pytest.raises(ConfigError, match="max_turns"):
+            make_config(task_set="math", max_turns=4.5)
