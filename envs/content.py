@@ -207,9 +207,14 @@ _REPLACE: tuple[tuple[re.Pattern[str], str, tuple[str, ...] | None], ...] = tupl
         (r"\bplus\b", "+", ("plus",)),
         (r"\b(?:minus|take away)\b", "-", ("minus", "take away")),
         (r"\bpercent\b|\bper cent\b", "%", ("percent", "per cent")),
-        (r"\b(?:is equal to|equals|is the same as|is equivalent to|gives you|gives|makes|comes to|works out to|"
-         r"results in|leaves)\b", "=",
-         ("equal", "same as", "equivalent", "gives", "makes", "comes to", "works out to", "results in", "leaves")),
+        (r"\b(?:is equal to|equals|is the same as|is equivalent to|gives you|gives|makes|comes? out to|comes to|"
+         r"works out to|results in|leaves)\b", "=",
+         ("equal", "same as", "equivalent", "gives", "makes", "comes to", "out to", "works out to", "results in",
+          "leaves")),
+        # the unknown's value said in words ("if x is 5", "x must be 5"), and a solution named after its equation
+        # ("the solution of 3x = 15 is x = 5": the equation, then the value, two relations)
+        (r"(?<![\w'])x\s+(?:is|must be|has to be|should be|would be|will be)\s+(?=[-(]?\d)", "x = ", ("x ",)),
+        (r"(?<=[\d)])\s+(?:is|means|gives(?: us)?|so|then|therefore)\s+(?=x\s*=)", " ; ", ("x",)),
         (r"\b(?:(?:is|are|be|was) )?(?:greater|bigger|larger|more) than\b", ">", ("than",)),
         (r"\b(?:(?:is|are|be|was) )?(?:less|smaller|fewer) than\b", "<", ("than",)),
         (r"\b(?:(?:is|are) )?(?:equal to|the same (?:ratio |fraction |number |amount )?as)\b", "=",
@@ -1213,13 +1218,16 @@ class ContentReader:
         (self.kc_ids, self._kc_ops, self._kc_words, self._mis_by_kc, self._topic, self._names, self.props,
          self._by_stem, self._matched, self._mask) = _material(task)
         self._equation: Lin | None | object = _UNSET
+        self._task_template: tuple[Node, Node] | None = None
+        self._template: tuple[Node, Node] | None = None  # the equation of the turn being read (or the task's)
         self._readings: dict[str, Reading] = {}  # this reader's readings: they go when the reader goes
 
     @property
     def _task_equation(self) -> Lin | None:
         """The task's own equation, when it has one in x (the reference for ``x = …`` claims); computed once."""
         if self._equation is _UNSET:
-            self._equation = _equation_of(self.task.statement)
+            found = _equation(self.task.statement)
+            self._equation, self._task_template = (found[0], found[1:]) if found else (None, None)
         return self._equation  # type: ignore[return-value]
 
     @classmethod
@@ -1235,7 +1243,11 @@ class ContentReader:
         claims: list[Claim] = []
         text = _plain(text)
         # ``x = 9`` is checked against the equation the turn works on (its first full equation), else the task's
-        reference: Lin | None = _equation_of(text) or self._task_equation
+        own = _equation(text)
+        reference: Lin | None = own[0] if own else self._task_equation
+        # its sides: a number written for the unknown in them is the check of a solution ("2(5) + 20 = 30")
+        self._template = own[1:] if own else self._task_template
+        solving: list[int] = []  # the questions that ask for an equation's solution ("Solve 3x = 15.")
         carry: list = []  # the last true step's (value, expression): "9 × 10 = 90; 90 ÷ 2 = 45" goes on from it
         problem: tuple[str, str] | None = None  # "Let's solve 6 + 4 × 8.": the expression the turn works out
         prev = ""
@@ -1259,6 +1271,13 @@ class ContentReader:
                 named = _named_problem(norm)
                 if named is not None:
                     problem = (named, sent)
+            if math_claims and "x" in norm and _X.search(norm):
+                if any(c.question and c.kc is not None for c in math_claims):
+                    solving += [len(claims) + i for i, c in enumerate(math_claims) if c.question]
+                elif solving and _SOLVED.search(norm) and any(c.verdict == TRUE for c in math_claims):
+                    # "Solve 3x = 15: x = 5.": the turn answers what it asked; the solution is a statement
+                    claims = [c for i, c in enumerate(claims) if i not in solving]
+                    solving = []
             claims += math_claims
             if not math_claims:
                 if not asked and _PROMPT_BEFORE.search(sent):
@@ -1338,6 +1357,8 @@ class ContentReader:
     def _claim(self, rel: str, nodes: list[Node], verdict: str, question: bool, raw: str,
                context: str = "") -> Claim:
         ops = operations(rel, nodes)
+        if rel == "=" and self._template is not None and "equation" not in ops and _substituted(self._template, nodes):
+            ops.add("equation")
         percent_like = any(_pct_value(n) is not None or n.op == "*" or _is_decimal(n) for s in nodes for n in _walk(s))
         if _PERCENT_WORD.search(raw) and percent_like:
             ops.add("percent")
@@ -1549,7 +1570,9 @@ def _unlabelled(chain: str) -> str:
 
 
 # the math at the end / start of a piece of prose; a quantity's unit may follow each number ("6 cm × 4 cm")
-_TAIL = re.compile(rf"(?:[-(]*\s*\d(?:[\d\s.+\-*/()%x]|(?<=[\d\s])(?:{_UNIT_RE})\b)*)$", re.IGNORECASE)
+# (the unknown alone is a side too: "so x = 5")
+_TAIL = re.compile(rf"(?:[-(]*\s*\d(?:[\d\s.+\-*/()%x]|(?<=[\d\s])(?:{_UNIT_RE})\b)*|(?<![\w'])x\s*)$",
+                   re.IGNORECASE)
 _HEAD = re.compile(rf"^\s*(?:\?|[-(]*\s*[\d(][\d\s.+\-*/()%x]*(?:\s*(?:{_UNIT_RE})\b)?(?:\s*[-+*/]\s*[\d(]"
                    rf"[\d\s.+\-*/()%x]*(?:\s*(?:{_UNIT_RE})\b)?)*)", re.IGNORECASE)
 
@@ -1692,6 +1715,7 @@ def _demand(text: str, math: bool) -> str:
 
 
 _UNSET = object()
+_SOLVED = re.compile(r"(?<![\w'])x\s*=\s*-?\d")  # an equation's solution stated: "x = 5"
 _X = re.compile(r"(?<![a-wyz])x(?![a-wyz])", re.IGNORECASE)  # an x that is not inside a word ("3x", "x = 5")
 
 
@@ -1717,17 +1741,50 @@ def _named_problem(norm: str, written: bool = False) -> str | None:
 
 def _equation_of(text: str) -> Lin | None:
     """The solution of the first equation in x of ``text`` that is more than ``x = value``."""
+    found = _equation(text)
+    return found[0] if found else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _equation(text: str) -> tuple[Lin, Node, Node] | None:
+    """The first equation in x of ``text`` that is more than ``x = value``: its solution and its two sides."""
     if "x" not in text or not _X.search(text):
         return None
     # sentence by sentence: "Solve 8x + 20 = 52. Computing 52 - 20, we get 32." is not one chain
     for chain in (c for sent in sentences(text) if _X.search(sent) for c in _chains(normalise(sent))):
         parts = _REL.split(chain)
         nodes = [parse(s) for s in parts[0::2]]
-        if len(nodes) >= 2 and None not in nodes and not (nodes[0].op == "var" and nodes[1].op == "num"):
+        if len(nodes) >= 2 and None not in nodes and not (nodes[0].op == "var" and nodes[1].op == "num") \
+                and parts[1] == "=":
             verdict, ref = _check(nodes[:2], parts[1:2], None)
             if ref is not None:
-                return ref
+                return ref, nodes[0], nodes[1]
     return None
+
+
+def _substituted(template: tuple[Node, Node], nodes: list[Node]) -> bool:
+    """Whether ``a = b`` is the equation ``template`` with a number written for its unknown ("2(5) + 20 = 30" for
+    2x + 20 = 30: the check of a solution), either way round."""
+    if len(nodes) != 2 or any(leaf.op == "var" for n in nodes for leaf in _leaves(n)):
+        return False
+    for left, right in (template, template[::-1]):
+        bound: list[Fraction] = []
+        if _instance(left, nodes[0], bound) and _instance(right, nodes[1], bound) and bound:
+            return True
+    return False
+
+
+def _instance(t: Node | None, n: Node | None, bound: list[Fraction]) -> bool:
+    if t is None or n is None:
+        return t is n
+    if t.op == "var":
+        if n.op != "num" or (bound and bound[0] != n.value):
+            return False
+        bound[:] = [n.value]
+        return True
+    if t.op == "num":
+        return n.op == "num" and n.value == t.value
+    return t.op == n.op and _instance(t.left, n.left, bound) and _instance(t.right, n.right, bound)
 
 
 def _fingerprint(task: Task) -> tuple:

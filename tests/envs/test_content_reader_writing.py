@@ -246,3 +246,41 @@ def test_the_equation_a_turn_works_on_is_its_own_reference(text) -> None:
     # the turn's equation (x = 4), not the task's, is what its steps are checked against
     reading = _reader("math", "two_step_equation").read(text)
     assert reading.claims and not reading.false_statements(), reading
+
+
+_EQUATION_KCS = {"inverse_operations", "balance_principle", "two_step_equations"}
+
+
+@pytest.mark.parametrize("text", [
+    "3x = 15, so x = 5.",  # the unknown alone on a side
+    "The solution of 3x = 15 is x = 5.",  # the equation, then its solution named
+    "If x is 5, then 3x comes out to 15.",
+    "x = 5 because 3 × 5 = 15. That matches 3x = 15.",
+    "For 2x + 20 = 30: check: 2(5) + 20 = 30 ✓",  # a number written for the unknown: a solution checked
+    "Solve 3x = 15: x = 5.",  # the answer given: a statement, not a question
+    "What is x if 3x = 15? x = 5.",
+])
+def test_an_equation_solution_in_prose_is_true_on_the_equation(text) -> None:
+    reading = _reader("math", "two_step_equation").read(text)
+    claims = [c for c in reading.claims if c.source == "math"]
+    assert claims and all(c.verdict == TRUE and not c.question for c in claims), (text, normalise(text), reading)
+    assert reading.kc in _EQUATION_KCS and reading.true_statements(reading.kc), (text, reading)
+
+
+@pytest.mark.parametrize("text", [
+    "The solution of 3x = 15 is x = 6.",
+    "If x is 6, then 3x comes out to 15.",
+    "For 2x + 20 = 30: check: 2(4) + 20 = 30 ✓",
+    "Solve 3x = 15: x = 6.",
+])
+def test_an_equation_solution_with_a_wrong_number_is_false(text) -> None:
+    reading = _reader("math", "two_step_equation").read(text)
+    assert any(c.verdict == FALSE and c.kc in _EQUATION_KCS for c in reading.claims), (text, reading)
+
+
+def test_a_solve_prompt_without_its_answer_stays_a_question() -> None:
+    reader = _reader("math", "two_step_equation")
+    reading = reader.read("Solve 4x = 44.")
+    assert [c.question for c in reading.claims] == [True] and reading.kc in _EQUATION_KCS, reading
+    # arithmetic that is not the equation with a number for its unknown is not the equation's check
+    assert reader.read("For 2x + 20 = 30: 2 × 4 + 20 = 28.").claims[-1].kc not in _EQUATION_KCS
