@@ -296,6 +296,8 @@ def normalise(text: str) -> str:
     # Each rewrite runs only when the words or signs it needs are in the text (the env reads every turn: most
     # sentences need few of them). No rewrite writes a word another one needs.
     s = text
+    if "?" in s or "_" in s or "[" in s or "□" in s or "☐" in s or "▢" in s or "how many" in s:
+        s = _BLANK.sub(" □ ", s)
     low = s.lower()
     present = {n for n in _ALL_NEEDS if n in low}
     for pat, rep, needs in _REPLACE:
@@ -428,14 +430,21 @@ def _relational(s: str) -> str:
     return s
 
 
-_UNITS_ASKED = re.compile(rf"\bhow many ({_UNIT_RE}) (?:are |is )?(?:there )?in (\d+(?:\.\d+)?) ?({_UNIT_RE})\b",
-                          re.IGNORECASE)
+_UNITS_ASKED = re.compile(rf"\bhow many ({_UNIT_RE}) (?:(?:are|is|make|makes|equal|equals|there|in|does|do)\s+)+"
+                          rf"(\d+(?:\.\d+)?) ?({_UNIT_RE})\b", re.IGNORECASE)
+# "Convert 9500 m to km.", "What is 9500 m in km?", "Write 2.5 kg in grams": a conversion asked for
+_CONVERT_ASKED = re.compile(rf"(?<![\d.])(\d+(?:\.\d+)?) ?({_UNIT_RE}) (?:to|into|in|as) ({_UNIT_RE})\b",
+                            re.IGNORECASE)
 _SCALE_WORDS = re.compile(r"\b(?:maps?|scales?|models?|drawings?|plans?|represents?|stands? for)\b", re.IGNORECASE)
 # "3 metres is 300 centimetres": "is" between a quantity and a number
 _UNIT_IS = re.compile(rf"(\d\s*(?:{_UNIT_RE})\.?)\s+(?:is|are|was|equals)\s+(?=[-(]?\d)", re.IGNORECASE)
 
 _TOKEN = re.compile(rf"\s*(?:(?P<num>\d+(?:\.\d+)?)(?:\s*(?P<unit>{_UNIT_RE})(?![a-z]))?|(?P<var>[a-z])(?![a-z])|"
-                    r"(?P<op>[-+*/()]))", re.IGNORECASE)
+                    rf"(?P<blank>□)(?:\s*(?P<bunit>{_UNIT_RE})(?![a-z]))?|(?P<op>[-+*/()]))", re.IGNORECASE)
+# a blank to fill in ("2/3 = __/9", "1 L = ? mL", "[ ]", "= how many km?"), written as one sign: ``□``
+_BLANK = re.compile(rf"(?<![A-Za-z0-9_])_{{2,}}(?![A-Za-z0-9_])|[□☐▢]|\[\s*\]|"
+                    rf"\?(?=\s*(?:[-+*/×÷]\s*[\d(]|(?:{_UNIT_RE})\b))|(?<=[-+*/×÷])\s*\?|"
+                    rf"(?<==)\s*how many\s+(?=(?:{_UNIT_RE})\b)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -478,7 +487,7 @@ class _Parser:
             if t and t[1] in "*/":
                 self.take()
                 node = Node(t[1], node, self.factor())
-            elif t and t[0] in ("num", "var") or t and t[1] == "(":  # implicit product: 3x, 2(4 + 1)
+            elif t and t[0] in ("num", "var", "blank") or t and t[1] == "(":  # implicit product: 3x, 2(4 + 1)
                 node = Node("*", node, self.factor())
             else:
                 return node
@@ -501,6 +510,12 @@ class _Parser:
             return Node("num", value=value, text=text)
         if t[0] == "var":
             return Node("var", text=t[1])
+        if t[0] == "blank":  # an unknown to fill in; its unit's size is its value's factor
+            unit = t[1].partition("|")[2]
+            if unit:
+                dim, factor = _UNITS[unit.lower()]
+                return Node("var", value=factor, text="□", dim=dim)
+            return Node("var", text="□")
         raise ValueError(f"unexpected {t}")
 
 
@@ -519,6 +534,8 @@ def parse(expr: str) -> Node | None:
             toks.append(("num", m.group("num") + ("|" + m.group("unit") if m.group("unit") else "")))
         elif m.group("var"):
             toks.append(("var", m.group("var").lower()))
+        elif m.group("blank"):
+            toks.append(("blank", "□|" + (m.group("bunit") or "")))
         else:
             toks.append(("op", m.group("op")))
         pos = m.end()
@@ -546,7 +563,7 @@ def evaluate(node: Node, rule: Callable[[Node], Fraction | None] | None = None) 
     if node.op == "num":
         return (Fraction(0), node.value)
     if node.op == "var":
-        return (Fraction(1), Fraction(0))
+        return (node.value if node.value is not None else Fraction(1), Fraction(0))
     if node.op == "neg":
         v = evaluate(node.left, rule)
         return None if v is None else (-v[0], -v[1])
@@ -1178,7 +1195,8 @@ class Proposition:
     sign: tuple[tuple[str, int], ...] = ()  # the direction it says on each axis (see :func:`polarity`)
 
 
-_SENT = re.compile(r"(?<=[.!?;])\s+|(?<=\S:)\s+|\n+")  # a ratio "3 : 4" stays whole
+# a ratio "3 : 4" stays whole, and so does a blank written "?" ("1 L = ? mL", "3 × ? = 15")
+_SENT = re.compile(rf"(?<=[.!;])\s+|(?<=\?)\s+(?![-+*/×÷=]|(?i:{_UNIT_RE})\b)|(?<=\S:)\s+|\n+")
 # clause boundaries inside a sentence of the curriculum (a proposition is also made of each clause)
 _CLAUSE = re.compile(r",\s*(?:so|and|while|whereas|whatever|which|because|since)\b|\s+(?:so that|because|while|"
                      r"whereas|and|but)\s+|,\s+|\s*;\s*|\s+-\s+|\s*\(|\)\s*", re.IGNORECASE)
@@ -1309,6 +1327,17 @@ class ContentReader:
             question = any(s.strip() in ("?", "") or s.strip().endswith("?") and parse(s.strip(" ?")) is None
                            for s in sides_txt[1:])
             nodes = [parse(s.strip(" ?")) for s in sides_txt]
+            blank = -1  # the side with a blank to fill ("2/3 = __/9", "9500 m = __ km"): asked for, not stated
+            if "□" in chain and sides_txt[-1].strip(" ?.") == "□" and chain.count("□") == 1:
+                question, nodes = True, nodes[:-1]  # "2/3 + 1/4 = ___": the expression asked for, as "= ?"
+            elif "□" in chain:
+                filled = _filled(nodes, rels)
+                if filled is None:
+                    continue
+                blank, nodes = filled
+                if blank < 0:  # "3 × __ = 15": an equation in an unknown, asked
+                    out.append(self._claim("=", nodes, TRUE, question=True, raw=raw))
+                    continue
             if question:
                 node = nodes[0]
                 if node is None or _const(node) is None or node.op == "num":
@@ -1326,9 +1355,13 @@ class ContentReader:
                     all("." not in n.text and not n.dim for n in nodes)
                     or any(n.dim for n in nodes) and not all(n.dim for n in nodes)):  # "= 50 000 cm": a number kept
                 continue
-            for rel, (a, b) in zip(rels, zip(nodes, nodes[1:], strict=False), strict=False):
+            for i, (rel, (a, b)) in enumerate(zip(rels, zip(nodes, nodes[1:], strict=False), strict=False)):
                 v = _check([a, b], [rel], reference)[0]
                 if v is None:
+                    continue
+                if blank in (i, i + 1):
+                    if rel == "=":
+                        out.append(self._claim(rel, [a, b], TRUE, question=True, raw=raw))
                     continue
                 whole = _continued(a, carry) if v and rel == "=" else a
                 # a continued step is the computation begun in the sentence before: "10% of 84 is 8.4. 84 - 8.4 =
@@ -1338,11 +1371,13 @@ class ContentReader:
                                        context=context))
                 if v and rel == "=" and a.op not in ("num", "var") and b.op == "num" and b.value is not None:
                     carry[:] = [(b.value, whole, f"{context} {raw}" if context else raw)]
-        if not out and asked and (m := _UNITS_ASKED.search(raw)):
-            # "How many cm are in 2 m?": a conversion asked for
-            n = parse(f"{m.group(2)} {m.group(3)}")
-            to = parse(f"1 {m.group(1)}")
-            if n is not None and to is not None and n.dim is not None and n.dim == to.dim:
+        if not out and asked and ((m := _UNITS_ASKED.search(raw)) or (m := _CONVERT_ASKED.search(raw))):
+            # "How many cm are in 2 m?", "Convert 9500 m to km.": a conversion asked for
+            amount, unit, to_unit = m.group(2, 3, 1) if m.re is _UNITS_ASKED else m.group(1, 2, 3)
+            n = parse(f"{amount} {unit}")
+            to = parse(f"1 {to_unit}")
+            if n is not None and to is not None and n.dim is not None and n.dim == to.dim \
+                    and n.value * Fraction(to.text) != to.value * Fraction(n.text):  # "9500 m in m" asks nothing
                 out.append(self._claim("=", [n, to], TRUE, question=True, raw=raw))
         if not out and asked:
             # "What is 1/2 + 1/3?": an expression asked for
@@ -1465,7 +1500,9 @@ class ContentReader:
 
 # markdown an LLM writes: emphasis, headings, list bullets and numbers at a line's start (a "- 21 + 20" bullet is
 # not a negative number)
-_MARKDOWN = re.compile(r"\*\*|__|^[ \t]*(?:#{1,6}|[-*+•]|\d{1,2}[.)])[ \t]+", re.MULTILINE)
+# (a run of underscores between spaces or signs is a blank to fill in: "2/3 = __/9")
+_MARKDOWN = re.compile(r"\*\*|(?<=[A-Za-z0-9])__(?!_)|(?<!_)__(?=[A-Za-z0-9])|"
+                       r"^[ \t]*(?:#{1,6}|[-*+•]|\d{1,2}[.)])[ \t]+", re.MULTILINE)
 
 
 def _plain(text: str) -> str:
@@ -1571,10 +1608,10 @@ def _unlabelled(chain: str) -> str:
 
 # the math at the end / start of a piece of prose; a quantity's unit may follow each number ("6 cm × 4 cm")
 # (the unknown alone is a side too: "so x = 5")
-_TAIL = re.compile(rf"(?:[-(]*\s*\d(?:[\d\s.+\-*/()%x]|(?<=[\d\s])(?:{_UNIT_RE})\b)*|(?<![\w'])x\s*)$",
+_TAIL = re.compile(rf"(?:[-(]*\s*[\d□](?:[\d\s.+\-*/()%x□]|(?<=[\d\s□])(?:{_UNIT_RE})\b)*|(?<![\w'])x\s*)$",
                    re.IGNORECASE)
-_HEAD = re.compile(rf"^\s*(?:\?|[-(]*\s*[\d(][\d\s.+\-*/()%x]*(?:\s*(?:{_UNIT_RE})\b)?(?:\s*[-+*/]\s*[\d(]"
-                   rf"[\d\s.+\-*/()%x]*(?:\s*(?:{_UNIT_RE})\b)?)*)", re.IGNORECASE)
+_HEAD = re.compile(rf"^\s*(?:\?|[-(]*\s*[\d(□][\d\s.+\-*/()%x□]*(?:\s*(?:{_UNIT_RE})\b)?(?:\s*[-+*/]\s*[\d(□]"
+                   rf"[\d\s.+\-*/()%x□]*(?:\s*(?:{_UNIT_RE})\b)?)*)", re.IGNORECASE)
 
 
 def _trailing_math(piece: str) -> str:
@@ -1772,6 +1809,61 @@ def _substituted(template: tuple[Node, Node], nodes: list[Node]) -> bool:
         if _instance(left, nodes[0], bound) and _instance(right, nodes[1], bound) and bound:
             return True
     return False
+
+
+def _filled(nodes: list[Node | None], rels: list[str]) -> tuple[int, list[Node]] | None:
+    """A chain with one blank (``□``) in it, the blank solved from the side it is equated to: (the blank's side,
+    the sides with the blank's value written in) when the blank is a whole side, a quantity's number ("__ km") or
+    a fraction's part ("__/9"); (-1, the two sides of the equation) when it is inside a computation ("3 × __ =
+    15": an equation in an unknown); ``None`` when it cannot be solved or its value is not a plain number."""
+    if None in nodes or len(nodes) < 2:
+        return None
+    holding = [i for i, n in enumerate(nodes) if any(leaf.op == "var" for leaf in _leaves(n))]
+    if len(holding) != 1:
+        return None
+    j = holding[0]
+    k = j - 1 if j > 0 and rels[j - 1] == "=" else j + 1 if j < len(rels) and rels[j] == "=" else None
+    if k is None:
+        return None
+    side, other = nodes[j], _const(nodes[k])
+    blanks = [leaf for leaf in _leaves(side) if leaf.op == "var"]
+    if other is None or len(blanks) != 1 or blanks[0].text != "□":
+        return None
+    lin = evaluate(side)
+    if lin is not None and lin[0] != 0:
+        value = (other - lin[1]) / lin[0]
+    elif side.op == "/" and side.right.op == "var" and (top := _const(side.left)) is not None and other != 0:
+        value = top / other  # "6/__ = 2/3"
+    else:
+        return None
+    unit = blanks[0].value or Fraction(1)
+    value = value / unit  # in the blank's unit, as it is to be written ("9500 m = __ km": 9.5)
+    part = side.op == "/" and {side.left.op, side.right.op} == {"num", "var"}
+    if side.op != "var" and not part:
+        return -1, [side, nodes[k]]
+    text = _plain_number(value)
+    if text is None or part and value.denominator != 1:
+        return None
+    number = Node("num", value=value * unit, text=text, dim=blanks[0].dim)
+    if side.op == "var":
+        side = number
+    else:
+        side = replace(side, left=number) if side.left.op == "var" else replace(side, right=number)
+    return j, [*nodes[:j], side, *nodes[j + 1:]]
+
+
+def _plain_number(value: Fraction) -> str | None:
+    """``value`` written as a whole number or a terminating decimal, else ``None``."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    d, places = value.denominator, 0
+    while d % 10 == 0 or d % 2 == 0 or d % 5 == 0:
+        d //= 10 if d % 10 == 0 else 2 if d % 2 == 0 else 5
+        places += 1
+    if d != 1 or places > 6:
+        return None
+    digits = str(abs(value.numerator) * 10 ** places // value.denominator).rjust(places + 1, "0")
+    return ("-" if value < 0 else "") + digits[:-places] + "." + digits[-places:]
 
 
 def _instance(t: Node | None, n: Node | None, bound: list[Fraction]) -> bool:

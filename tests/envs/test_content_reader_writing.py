@@ -284,3 +284,63 @@ def test_a_solve_prompt_without_its_answer_stays_a_question() -> None:
     assert [c.question for c in reading.claims] == [True] and reading.kc in _EQUATION_KCS, reading
     # arithmetic that is not the equation with a number for its unknown is not the equation's check
     assert reader.read("For 2x + 20 = 30: 2 × 4 + 20 = 28.").claims[-1].kc not in _EQUATION_KCS
+
+
+@pytest.mark.parametrize(("task_id", "text", "kc"), [
+    # a blank to fill in is the unknown of the relation: a question on the computation that fills it
+    ("fraction_addition", "Your turn: 2/3 = __/9. What goes in the blank?", "fraction_equivalence"),
+    ("fraction_addition", "Fill in the blank: 2/3 = ___/9", "fraction_equivalence"),
+    ("fraction_addition", "2/3 = ?/9", "fraction_equivalence"),
+    ("fraction_addition", "2/3 = □/9", "fraction_equivalence"),
+    ("fraction_addition", "**Try this:** 2/3 = [ ]/9", "fraction_equivalence"),
+    ("fraction_addition", "2/3 = 6/_____", "fraction_equivalence"),
+    ("fraction_addition", "1/2 + 1/3 = ____", "common_denominator"),
+    ("unit_conversion", "9500 m = __ km", None),
+    ("unit_conversion", "1 L = __ mL", None),
+    ("unit_conversion", "1 L = ? mL", None),
+    ("unit_conversion", "2.5 kg = ___ g. Think about which unit is bigger.", None),
+    ("unit_conversion", "9500 m = how many km?", None),
+    ("two_step_equation", "3 × __ = 15", "inverse_operations"),
+    ("two_step_equation", "2 × ? + 20 = 30", "inverse_operations"),
+    # a conversion asked for in words
+    ("unit_conversion", "How many mL is 1 L?", None),
+    ("unit_conversion", "How many grams make 2.5 kg?", None),
+    ("unit_conversion", "Convert 9500 m to km.", None),
+    ("unit_conversion", "What is 9500 m in km?", None),
+    ("unit_conversion", "Write 2.5 kg in grams.", None),
+])
+def test_a_blank_or_a_conversion_asked_for_is_a_question_on_its_computation(task_id, text, kc) -> None:
+    reader = _reader("math", task_id)
+    reading = reader.read(text)
+    assert reading.claims and all(c.question for c in reading.claims if c.source == "math"), (text, reading)
+    assert not reading.true_statements(reading.kc or "") and not reading.false_statements(), (text, reading)
+    kcs = {kc} if kc else {k.id for k in reader.task.knowledge_components}
+    assert reading.kc in kcs, (text, normalise(text), reading)
+
+
+def test_a_blank_asks_for_the_case_against_the_misconception() -> None:
+    reading = _reader("math", "fraction_addition").read("2/3 = __/9")
+    assert reading.refuted == ("add_same_to_top_and_bottom",), reading  # 6/9, not 8/9
+    assert not _reader("math", "fraction_addition").read("2/3 = __/3").refuted  # both rules give 2/3
+
+
+@pytest.mark.parametrize(("task_id", "text"), [
+    ("fraction_addition", "2/3 = 5/9"),  # the blank filled wrong
+    ("unit_conversion", "1 L = 100 mL"),
+    ("unit_conversion", "9500 m = 95 km"),
+    ("fraction_addition", "2/3 = 4/9 = __/18"),  # a wrong step before a blank
+])
+def test_a_blank_filled_with_a_wrong_number_is_false(task_id, text) -> None:
+    reading = _reader("math", task_id).read(text)
+    assert reading.false_statements() and not reading.true_statements(reading.kc or ""), (text, reading)
+
+
+@pytest.mark.parametrize(("task_id", "text"), [
+    ("unit_conversion", "What is 9500 m in m?"),  # the same unit: nothing to convert
+    ("fraction_addition", "2/3 = __/__"),  # two blanks: nothing to solve
+    ("fraction_addition", "2/3 = __/7"),  # no whole number fills it
+    ("fraction_addition", "__2/3__ is the fraction we start from"),  # emphasis, not a blank
+])
+def test_what_a_blank_cannot_fill_is_no_question(task_id, text) -> None:
+    reading = _reader("math", task_id).read(text)
+    assert not any(c.question and c.kc for c in reading.claims), (text, normalise(text), reading)
