@@ -296,8 +296,7 @@ def normalise(text: str) -> str:
     # Each rewrite runs only when the words or signs it needs are in the text (the env reads every turn: most
     # sentences need few of them). No rewrite writes a word another one needs.
     s = text
-    if "?" in s or "_" in s or "[" in s or "□" in s or "☐" in s or "▢" in s or "how many" in s:
-        s = _BLANK.sub(" □ ", s)
+    s = _blanks(s)
     low = s.lower()
     present = {n for n in _ALL_NEEDS if n in low}
     for pat, rep, needs in _REPLACE:
@@ -335,6 +334,14 @@ def normalise(text: str) -> str:
     if "=" in s or not _IS_WORDS.isdisjoint(words):
         s = _IS.sub(" = ", s)
     return s
+
+
+def _blanks(text: str) -> str:
+    """``text`` with each blank to fill in written ``□`` (the whole turn's, before it is split into sentences: a
+    "?" blank does not end a sentence)."""
+    if "?" in text or "_" in text or "[" in text or "□" in text or "☐" in text or "▢" in text or "how many" in text:
+        return _BLANK.sub(" □ ", text)
+    return text
 
 
 _ALL_NEEDS = frozenset(n for _p, _r, needs in _REPLACE if needs for n in needs)
@@ -443,7 +450,7 @@ _TOKEN = re.compile(rf"\s*(?:(?P<num>\d+(?:\.\d+)?)(?:\s*(?P<unit>{_UNIT_RE})(?!
                     rf"(?P<blank>□)(?:\s*(?P<bunit>{_UNIT_RE})(?![a-z]))?|(?P<op>[-+*/()]))", re.IGNORECASE)
 # a blank to fill in ("2/3 = __/9", "1 L = ? mL", "[ ]", "= how many km?"), written as one sign: ``□``
 _BLANK = re.compile(rf"(?<![A-Za-z0-9_])_{{2,}}(?![A-Za-z0-9_])|[□☐▢]|\[\s*\]|"
-                    rf"\?(?=\s*(?:[-+*/×÷]\s*[\d(]|(?:{_UNIT_RE})\b))|(?<=[-+*/×÷])\s*\?|"
+                    rf"(?:(?<=[=(])|(?<=[=(]\s)|^\s*)\?(?=\s*(?:[-+*/×÷]\s*[\d(]|(?:{_UNIT_RE})\b))|(?<=[-+*/×÷])\s*\?|"
                     rf"(?<==)\s*how many\s+(?=(?:{_UNIT_RE})\b)", re.IGNORECASE)
 
 
@@ -1195,8 +1202,7 @@ class Proposition:
     sign: tuple[tuple[str, int], ...] = ()  # the direction it says on each axis (see :func:`polarity`)
 
 
-# a ratio "3 : 4" stays whole, and so does a blank written "?" ("1 L = ? mL", "3 × ? = 15")
-_SENT = re.compile(rf"(?<=[.!;])\s+|(?<=\?)\s+(?![-+*/×÷=]|(?i:{_UNIT_RE})\b)|(?<=\S:)\s+|\n+")
+_SENT = re.compile(r"(?<=[.!?;])\s+|(?<=\S:)\s+|\n+")  # a ratio "3 : 4" stays whole
 # clause boundaries inside a sentence of the curriculum (a proposition is also made of each clause)
 _CLAUSE = re.compile(r",\s*(?:so|and|while|whereas|whatever|which|because|since)\b|\s+(?:so that|because|while|"
                      r"whereas|and|but)\s+|,\s+|\s*;\s*|\s+-\s+|\s*\(|\)\s*", re.IGNORECASE)
@@ -1259,7 +1265,7 @@ class ContentReader:
 
     def _read(self, text: str) -> Reading:
         claims: list[Claim] = []
-        text = _plain(text)
+        text = _blanks(_plain(text))
         # ``x = 9`` is checked against the equation the turn works on (its first full equation), else the task's
         own = _equation(text)
         reference: Lin | None = own[0] if own else self._task_equation
@@ -1394,6 +1400,10 @@ class ContentReader:
         ops = operations(rel, nodes)
         if rel == "=" and self._template is not None and "equation" not in ops and _substituted(self._template, nodes):
             ops.add("equation")
+        if "precedence" not in ops and ("÷" in raw or "div" in raw.lower()) and any(
+                "/" in (flat := _ops(n)) and {"+", "-"} & flat for n in nodes):
+            # "12 - 8 ÷ 4": the sign says the "/" is a division, not a fraction's bar
+            ops.add("precedence")
         percent_like = any(_pct_value(n) is not None or n.op == "*" or _is_decimal(n) for s in nodes for n in _walk(s))
         if _PERCENT_WORD.search(raw) and percent_like:
             ops.add("percent")
@@ -1547,7 +1557,8 @@ def _name_words(words: tuple[str, ...]) -> frozenset[str]:
     return frozenset(stem(w) for w in _WORD.findall(" ".join(words).lower()))
 _PERCENT_WORD = re.compile(r"%|percent|per cent|\boff\b|discount", re.IGNORECASE)
 _PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|work out|solve|explain|describe|"
-                     r"compare|show|estimate|predict|convert|simplify|tell me)\b", re.IGNORECASE)
+                     r"compare|show|estimate|predict|convert|simplify|tell me|evaluate|determine|express|figure out)\b",
+                     re.IGNORECASE)
 # "How many dollars does it cost now?": a question asking for a quantity
 _ASKS_VALUE = re.compile(r"^\s*(?:(?:so|then|now|and)\s*,?\s+)?(?:how (?:much|many|far|long)\b|what(?:'s|\s+is|\s+does|"
                          r"\s+will|\s+would|\s+do)\b|evaluate\b|find\b|compute\b|calculate\b|work\b)",

@@ -344,3 +344,26 @@ def test_a_blank_filled_with_a_wrong_number_is_false(task_id, text) -> None:
 def test_what_a_blank_cannot_fill_is_no_question(task_id, text) -> None:
     reading = _reader("math", task_id).read(text)
     assert not any(c.question and c.kc for c in reading.claims), (text, normalise(text), reading)
+
+
+def test_a_question_mark_ending_a_question_is_not_a_blank() -> None:
+    text = "A submarine at -40 m rises to -15 m. How far did it rise? -15 - (-40) = 25 m."
+    reading = _reader("math", "integer_subtraction").read(text)
+    assert reading.kc == "subtracting_integers" and reading.true_statements("subtracting_integers"), reading
+    assert not any(c.question for c in reading.claims), reading
+
+
+@pytest.mark.parametrize(("text", "verdict", "question"), [
+    ("$12 - 8 \\div 4 = 12 - 2 = 10$", TRUE, False),  # the division sign: a division, not a fraction's bar
+    ("12 - 8 ÷ 4 = 10.", TRUE, False),
+    ("What is 20 - 12 ÷ 4?", TRUE, True),
+    ("Evaluate 18 - 3 × 4.", TRUE, True),  # a prompt to evaluate an expression asks for its value
+    ("Determine 10 - 2 × 3.", TRUE, True),
+    ("12 - 8 ÷ 4 = 1.", FALSE, False),
+])
+def test_precedence_with_a_division_sign_or_an_evaluate_prompt(text, verdict, question) -> None:
+    reading = _reader("math", "order_of_operations").read(text)
+    first = reading.claims[0]
+    assert (first.kc, first.verdict, first.question) == ("operation_precedence", verdict, question), (text, reading)
+    if verdict == FALSE:
+        assert reading.affirmed == ("strictly_left_to_right",), reading
