@@ -282,6 +282,10 @@ _VERBAL: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = tuple(
         # a 3:4 ratio, in a sentence that says it is one (07:00 + 12:25 = 19:25 is a clock)
         (r"(\d+)(?::|\s:\s)(\d+)(?=\s*(?:=|is\b|are\b|and\b|,|\.|;|\)|$))", r"(\1/\2)", ("ratio",)),
     ))
+# two ratios equated, said "ratio" or not ("2:5 = 6:15", "2:5 = 6:__"; a clock's 07:00 + 12:25 = 19:25 adds)
+_RATIOS_EQUATED = re.compile(r"(?<![\d:.])(\d+)\s?:\s?(\d+)\s*(=|is the same as|is equivalent to|scales? (?:up )?to)\s*"
+                             r"(\d+|□)\s*:\s*(\d+|□)(?![\d:]|\.\d)", re.IGNORECASE)
+_RATIO_PAIR = re.compile(r"(?<![\d:.])(\d+|□)\s*:\s*(\d+|□)(?![\d:]|\.\d)")
 _WORD_NUM = re.compile(rf"\b({_NW})\b", re.IGNORECASE)
 _ORD_NUM = re.compile(rf"\b(\d+)/({_ORD})\b", re.IGNORECASE)
 _OF = re.compile(r"(\d+(?:\.\d+)?\s*%|\d+\s*/\s*\d+)\s+of\s+(?=[\d(])")
@@ -310,6 +314,8 @@ def normalise(text: str) -> str:
         s = _NUMBER_WORDS.sub(_word_number, s)
         s = _WORD_NUM.sub(lambda m: str(_NUM_WORDS[m.group(1).lower()]), s)
         low = s.lower()
+    if ":" in s and "+" not in s and _RATIOS_EQUATED.search(s):
+        s = _RATIO_PAIR.sub(r"(\1/\2)", _RATIOS_EQUATED.sub(r"\1:\2 = \4:\5", s))
     for pat, rep, needs in _VERBAL:
         if any(n in low for n in needs):
             if "point" in needs:
@@ -325,6 +331,10 @@ def normalise(text: str) -> str:
     words = set(_ALPHA.findall(s.lower()))
     if not _IS_WORDS.isdisjoint(words) and not _SCALE_WORDS.search(s):  # "on the map, 1 cm is 10 km": a scale
         s = _UNIT_IS.sub(r"\1 = ", s)
+    if "%" in s and "of" in words:  # "10% of 60 is 6, so 5% is 3": the percents after of the same whole
+        s = _elliptic_percent(s)
+    if not words.isdisjoint(_ORD_PLURALS):  # "70 hundredths", "3 fourths"
+        s = _DIGIT_ORD.sub(lambda m: f"({m.group(1)}/{_ORDINALS[m.group(2).lower()]})", s)
     if "/" in s and any(o in words for o in _ORDINALS):
         s = _ORD_NUM.sub(lambda m: f"{m.group(1)}/{_ORDINALS[m.group(2).lower()]}", s)
     if "of" in words:
@@ -340,8 +350,31 @@ def _blanks(text: str) -> str:
     """``text`` with each blank to fill in written ``□`` (the whole turn's, before it is split into sentences: a
     "?" blank does not end a sentence)."""
     if "?" in text or "_" in text or "[" in text or "□" in text or "☐" in text or "▢" in text or "how many" in text:
-        return _BLANK.sub(" □ ", text)
+        return _BLANK.sub("□", text)  # (no space added: "6:__" is no sentence ending in a colon)
     return text
+
+
+_ORD_PLURALS = frozenset(w for w in _ORDINALS if w.endswith("s"))
+_DIGIT_ORD = re.compile(r"(?<![\d.])(\d+)\s+(" + "|".join(sorted(_ORD_PLURALS, key=len, reverse=True)) + r")\b",
+                        re.IGNORECASE)
+_PCT_OF_WHOLE = re.compile(r"\d\s*%\s+of\s+(\d+(?:\.\d+)?)(?!\.?\d|\s*[%/])")
+_BARE_PCT = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*%(?!\s*of\b)(?=\s*(?:=|is|are|would be|will be)\s+(\d+(?:\.\d+)?)"
+                       r"(?!\.?\d|\s*[%/]))")
+
+
+def _elliptic_percent(s: str) -> str:
+    """A bare percent said to be a number after a percent of a whole is that percent of the whole ("10% of 60 is 6,
+    so 5% is 3"), unless the number is the percent as a decimal ("25% is 0.25")."""
+    m = _PCT_OF_WHOLE.search(s)
+    if m is None:
+        return s
+    whole = m.group(1)
+
+    def of_whole(p: re.Match) -> str:
+        if Fraction(p.group(2)) == Fraction(p.group(1)) / 100:
+            return p.group(0)
+        return f"{p.group(1)}% of {whole}"
+    return s[:m.end()] + _BARE_PCT.sub(of_whole, s[m.end():])
 
 
 _ALL_NEEDS = frozenset(n for _p, _r, needs in _REPLACE if needs for n in needs)
@@ -451,7 +484,7 @@ _TOKEN = re.compile(rf"\s*(?:(?P<num>\d+(?:\.\d+)?)(?:\s*(?P<unit>{_UNIT_RE})(?!
 # a blank to fill in ("2/3 = __/9", "1 L = ? mL", "[ ]", "= how many km?"), written as one sign: ``□``
 _BLANK = re.compile(rf"(?<![A-Za-z0-9_])_{{2,}}(?![A-Za-z0-9_])|[□☐▢]|\[\s*\]|"
                     rf"(?:(?<=[=(])|(?<=[=(]\s)|^\s*)\?(?=\s*(?:[-+*/×÷]\s*[\d(]|(?:{_UNIT_RE})\b))|(?<=[-+*/×÷])\s*\?|"
-                    rf"(?<==)\s*how many\s+(?=(?:{_UNIT_RE})\b)", re.IGNORECASE)
+                    rf"(?<==)\s*how many(?=\s+(?:{_UNIT_RE})\b)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -675,6 +708,9 @@ def operations(rel: str, sides: list[Node]) -> set[str]:
             ops.add("rename")
     if rel == "=" and any(_is_fraction(s) for s in sides) and any(_is_decimal(s) for s in sides):
         ops.add("dec_fraction")
+    if rel == "=" and len(sides) == 2 and all(s.op == "num" and not s.dim for s in sides) and any(
+            _is_decimal(s) for s in sides) and _places(sides[0]) != _places(sides[1]):
+        ops.add("dec_equiv")  # "0.5 = 0.50": a zero after the last digit changes nothing
     if any(getattr(leaf, "text", "").endswith("%") for leaf in leaves) or any(n.op == "pct" for s in sides
                                                                              for n in _walk(s)):
         ops.add("percent")
@@ -776,7 +812,7 @@ KC_OPERATIONS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "comparing_fractions": {"frac_compare"},
     "place_value": {"whole_add", "place"},
     "regrouping": {"whole_add_regroup"},
-    "decimal_place_value": {"dec_compare", "dec_fraction", "dec_add"},
+    "decimal_place_value": {"dec_compare", "dec_fraction", "dec_add", "dec_equiv"},
     "comparing_decimals": {"dec_compare"},
     "adding_decimals": {"dec_add"},
     "number_line": {"int_compare", "int_add", "int_sub"},

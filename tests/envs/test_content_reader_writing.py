@@ -367,3 +367,45 @@ def test_precedence_with_a_division_sign_or_an_evaluate_prompt(text, verdict, qu
     assert (first.kc, first.verdict, first.question) == ("operation_precedence", verdict, question), (text, reading)
     if verdict == FALSE:
         assert reading.affirmed == ("strictly_left_to_right",), reading
+
+
+@pytest.mark.parametrize(("task_id", "text", "kc"), [
+    # a bare percent said after a percent of a whole is a percent of the same whole
+    ("percent_discount", "10% of 60 is 6, so 5% is 3, and 15% is 9.", None),
+    ("percent_discount", "25% of 80 is 20, and 25% is 0.25.", None),  # the percent as a decimal stays one
+    # a count of tenths or hundredths written with digits; a decimal with a zero after its last digit
+    ("decimal_comparison", "0.7 = 0.70, and 70 hundredths is more than 65 hundredths.", "decimal_place_value"),
+    ("decimal_comparison", "Think of 0.5 as 0.50, fifty hundredths.", "decimal_place_value"),
+    ("decimal_comparison", "3 fourths is 0.75.", "decimal_place_value"),
+    # two ratios equated, with or without the word "ratio"
+    ("ratio_scaling", "2:5 = 6:15", "equivalent_ratios"),
+    ("ratio_scaling", "So 3:5 is the same as 9:15.", "equivalent_ratios"),
+    ("ratio_scaling", "3:5 = 9:15 = 12:20", "equivalent_ratios"),
+])
+def test_percents_decimals_and_ratios_in_their_usual_forms_are_true(task_id, text, kc) -> None:
+    reading = _reader("math", task_id).read(text)
+    verdicts = [c.verdict for c in reading.claims if c.source == "math"]
+    assert verdicts and all(v == TRUE for v in verdicts), (text, normalise(text), reading)
+    if kc is not None:
+        assert reading.kc == kc, (text, reading)
+
+
+@pytest.mark.parametrize(("task_id", "text"), [
+    ("percent_discount", "10% of 60 is 6, so 5% is 4."),
+    ("decimal_comparison", "0.5 = 0.05"),
+    ("ratio_scaling", "2:5 = 6:16"),
+    ("ratio_scaling", "3:5 = 9:15 = 12:21"),
+])
+def test_percents_decimals_and_ratios_with_a_wrong_number_are_false(task_id, text) -> None:
+    reading = _reader("math", task_id).read(text)
+    assert reading.false_statements(), (text, normalise(text), reading)
+
+
+@pytest.mark.parametrize("text", ["2:5 = 6:__", "Fill in: 3 : 5 = 12 : __", "3:5 = __:20"])
+def test_a_ratio_with_a_blank_is_a_question_on_equivalent_ratios(text) -> None:
+    reading = _reader("math", "ratio_scaling").read(text)
+    assert [c.question for c in reading.claims] == [True] and reading.kc == "equivalent_ratios", (text, reading)
+
+
+def test_a_clock_time_is_not_a_ratio() -> None:
+    assert "/" not in normalise("At 07:00 = 7 am") and "/" not in normalise("07:00 + 12:25 = 19:25")
