@@ -349,7 +349,8 @@ def normalise(text: str) -> str:
 def _blanks(text: str) -> str:
     """``text`` with each blank to fill in written ``□`` (the whole turn's, before it is split into sentences: a
     "?" blank does not end a sentence)."""
-    if "?" in text or "_" in text or "[" in text or "□" in text or "☐" in text or "▢" in text or "how many" in text:
+    if "?" in text or "_" in text or "[" in text or "□" in text or "☐" in text or "▢" in text or "how many" in text \
+            or "\\" in text:
         return _BLANK.sub("□", text)  # (no space added: "6:__" is no sentence ending in a colon)
     return text
 
@@ -483,6 +484,7 @@ _TOKEN = re.compile(rf"\s*(?:(?P<num>\d+(?:\.\d+)?)(?:\s*(?P<unit>{_UNIT_RE})(?!
                     rf"(?P<blank>□)(?:\s*(?P<bunit>{_UNIT_RE})(?![a-z]))?|(?P<op>[-+*/()]))", re.IGNORECASE)
 # a blank to fill in ("2/3 = __/9", "1 L = ? mL", "[ ]", "= how many km?"), written as one sign: ``□``
 _BLANK = re.compile(rf"(?<![A-Za-z0-9_])_{{2,}}(?![A-Za-z0-9_])|[□☐▢]|\[\s*\]|"
+                    rf"\\(?:square|Box|underline\{{\s*\}})(?![a-z])|"
                     rf"(?:(?<=[=(])|(?<=[=(]\s)|^\s*)\?(?=\s*(?:[-+*/×÷]\s*[\d(]|(?:{_UNIT_RE})\b))|(?<=[-+*/×÷])\s*\?|"
                     rf"(?<==)\s*how many(?=\s+(?:{_UNIT_RE})\b)", re.IGNORECASE)
 
@@ -1308,6 +1310,7 @@ class ContentReader:
         # its sides: a number written for the unknown in them is the check of a solution ("2(5) + 20 = 30")
         self._template = own[1:] if own else self._task_template
         solving: list[int] = []  # the questions that ask for an equation's solution ("Solve 3x = 15.")
+        before = 0  # how many math claims the sentence before made
         carry: list = []  # the last true step's (value, expression): "9 × 10 = 90; 90 ÷ 2 = 45" goes on from it
         problem: tuple[str, str] | None = None  # "Let's solve 6 + 4 × 8.": the expression the turn works out
         prev = ""
@@ -1338,6 +1341,16 @@ class ContentReader:
                     # "Solve 3x = 15: x = 5.": the turn answers what it asked; the solution is a statement
                     claims = [c for i, c in enumerate(claims) if i not in solving]
                     solving = []
+            if not math_claims and asked and before and _ASKS_UNKNOWN.search(sent) and not _ANY_DIGIT.search(norm):
+                # "x + 10 = 40. What goes in the blank?": the equation said before is what is asked
+                idx = range(len(claims) - before, len(claims))
+                if all(claims[i].kc is not None and not claims[i].question and claims[i].verdict == TRUE
+                       and "x" in context and _X.search(context) for i in idx):
+                    for i in idx:
+                        claims[i] = replace(claims[i], question=True, demand=_demand(sent, math=True))
+                    solving += list(idx)
+                    before = 0
+            before = len(math_claims)
             claims += math_claims
             if not math_claims:
                 if not asked and _PROMPT_BEFORE.search(sent):
@@ -1376,10 +1389,12 @@ class ContentReader:
                 filled = _filled(nodes, rels)
                 if filled is None:
                     continue
-                blank, nodes = filled
+                blank, nodes, rels, said = filled
                 if blank < 0:  # "3 × __ = 15": an equation in an unknown, asked
                     out.append(self._claim("=", nodes, TRUE, question=True, raw=raw))
                     continue
+                if said:
+                    blank = -1
             if question:
                 node = nodes[0]
                 if node is None or _const(node) is None or node.op == "num":
@@ -1641,7 +1656,19 @@ def _chains(norm: str) -> list[str]:
         chain = chain if t not in ("", None) else chain
     if len(chain) >= 3:
         out.append("".join(chain))
-    return [c for c in map(_unlabelled, out) if all(p.strip() for p in _REL.split(c)[0::2])]
+    out = [c for c in map(_unlabelled, out) if all(p.strip() for p in _REL.split(c)[0::2])]
+    if "x" in norm:  # "8x = 16 comes to 2": an equation in x, then its solution
+        out = [piece for c in out for piece in _solution_after(c)]
+    return out
+
+
+def _solution_after(chain: str) -> tuple[str, ...]:
+    m = _SOLVED_AFTER.match(chain)
+    return (m.group(1), f"x = {m.group(2)}") if m else (chain,)
+
+
+_SOLVED_AFTER = re.compile(r"^([^=<>]*(?<![A-Za-z'])x(?![A-Za-z'])[^=<>]*=\s*-?\d+(?:\.\d+)?\s*)="
+                           r"\s*(-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?)\s*$")
 
 
 def _unlabelled(chain: str) -> str:
@@ -1655,7 +1682,8 @@ def _unlabelled(chain: str) -> str:
 
 # the math at the end / start of a piece of prose; a quantity's unit may follow each number ("6 cm × 4 cm")
 # (the unknown alone is a side too: "so x = 5")
-_TAIL = re.compile(rf"(?:[-(]*\s*[\d□](?:[\d\s.+\-*/()%x□]|(?<=[\d\s□])(?:{_UNIT_RE})\b)*|(?<![\w'])x\s*)$",
+_TAIL = re.compile(rf"(?:[-(]*\s*(?:[\d□]|(?<![\w'])x(?![\w']))(?:[\d\s.+\-*/()%x□]|(?<=[\d\s□])(?:{_UNIT_RE})\b)*"
+                   rf"|(?<![\w'])x\s*)$",
                    re.IGNORECASE)
 _HEAD = re.compile(rf"^\s*(?:\?|[-(]*\s*[\d(□][\d\s.+\-*/()%x□]*(?:\s*(?:{_UNIT_RE})\b)?(?:\s*[-+*/]\s*[\d(□]"
                    rf"[\d\s.+\-*/()%x□]*(?:\s*(?:{_UNIT_RE})\b)?)*)", re.IGNORECASE)
@@ -1799,6 +1827,10 @@ def _demand(text: str, math: bool) -> str:
 
 
 _UNSET = object()
+_ASKS_UNKNOWN = re.compile(r"\b(?:what (?:goes|number goes|belongs) in the (?:blank|box)|"
+                           r"(?:what is|what's|find|solve for) (?:the value of )?x\b|"
+                           r"what (?:number|value) (?:is|makes|goes)|solve (?:it|this|that)\b)",
+                           re.IGNORECASE)
 _SOLVED = re.compile(r"(?<![\w'])x\s*=\s*-?\d")  # an equation's solution stated: "x = 5"
 _X = re.compile(r"(?<![a-wyz])x(?![a-wyz])", re.IGNORECASE)  # an x that is not inside a word ("3x", "x = 5")
 
@@ -1858,36 +1890,46 @@ def _substituted(template: tuple[Node, Node], nodes: list[Node]) -> bool:
     return False
 
 
-def _filled(nodes: list[Node | None], rels: list[str]) -> tuple[int, list[Node]] | None:
+def _filled(nodes: list[Node | None], rels: list[str]) -> tuple[int, list[Node], list[str], bool] | None:
     """A chain with one blank (``□``) in it, the blank solved from the side it is equated to: (the blank's side,
-    the sides with the blank's value written in) when the blank is a whole side, a quantity's number ("__ km") or
-    a fraction's part ("__/9"); (-1, the two sides of the equation) when it is inside a computation ("3 × __ =
-    15": an equation in an unknown); ``None`` when it cannot be solved or its value is not a plain number."""
+    the sides with the blank's value written in, the relations, whether the turn said the value) when the blank is
+    a whole side, a quantity's number ("__ km") or a fraction's part ("__/9"); (-1, the two sides of the equation,
+    …) when it is inside a computation ("3 × __ = 15": an equation in an unknown); ``None`` when it cannot be
+    solved or its value is not a plain number. A bare number after the blank's side is its value said ("1 L = __
+    mL gives 1000"): written in, the relation is a statement to check, not a question."""
     if None in nodes or len(nodes) < 2:
         return None
     holding = [i for i, n in enumerate(nodes) if any(leaf.op == "var" for leaf in _leaves(n))]
     if len(holding) != 1:
         return None
     j = holding[0]
+    side = nodes[j]
+    blanks = [leaf for leaf in _leaves(side) if leaf.op == "var"]
+    if len(blanks) != 1 or blanks[0].text != "□":
+        return None
+    part = side.op == "/" and {side.left.op, side.right.op} == {"num", "var"}
+    unit = blanks[0].value or Fraction(1)
+    said = None
+    if j > 0 and j + 2 == len(nodes) and rels[j] == "=" and nodes[j + 1].op == "num" and not nodes[j + 1].dim \
+            and (side.op == "var" or part):
+        said, nodes, rels = nodes[j + 1].value, nodes[:-1], rels[:-1]
     k = j - 1 if j > 0 and rels[j - 1] == "=" else j + 1 if j < len(rels) and rels[j] == "=" else None
     if k is None:
         return None
-    side, other = nodes[j], _const(nodes[k])
-    blanks = [leaf for leaf in _leaves(side) if leaf.op == "var"]
-    if other is None or len(blanks) != 1 or blanks[0].text != "□":
+    other = _const(nodes[k])
+    if other is None:
         return None
     lin = evaluate(side)
-    if lin is not None and lin[0] != 0:
-        value = (other - lin[1]) / lin[0]
+    if said is not None:
+        value = said
+    elif lin is not None and lin[0] != 0:
+        value = (other - lin[1]) / lin[0] / unit  # in the blank's unit ("9500 m = __ km": 9.5)
     elif side.op == "/" and side.right.op == "var" and (top := _const(side.left)) is not None and other != 0:
         value = top / other  # "6/__ = 2/3"
     else:
         return None
-    unit = blanks[0].value or Fraction(1)
-    value = value / unit  # in the blank's unit, as it is to be written ("9500 m = __ km": 9.5)
-    part = side.op == "/" and {side.left.op, side.right.op} == {"num", "var"}
     if side.op != "var" and not part:
-        return -1, [side, nodes[k]]
+        return -1, [side, nodes[k]], rels, False
     text = _plain_number(value)
     if text is None or part and value.denominator != 1:
         return None
@@ -1896,7 +1938,7 @@ def _filled(nodes: list[Node | None], rels: list[str]) -> tuple[int, list[Node]]
         side = number
     else:
         side = replace(side, left=number) if side.left.op == "var" else replace(side, right=number)
-    return j, [*nodes[:j], side, *nodes[j + 1:]]
+    return j, [*nodes[:j], side, *nodes[j + 1:]], rels, said is not None
 
 
 def _plain_number(value: Fraction) -> str | None:

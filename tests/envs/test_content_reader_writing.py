@@ -409,3 +409,45 @@ def test_a_ratio_with_a_blank_is_a_question_on_equivalent_ratios(text) -> None:
 
 def test_a_clock_time_is_not_a_ratio() -> None:
     assert "/" not in normalise("At 07:00 = 7 am") and "/" not in normalise("07:00 + 12:25 = 19:25")
+
+
+@pytest.mark.parametrize(("task_id", "text", "kc"), [
+    # a blank whose value the turn says is a statement of that value
+    ("unit_conversion", "Here 1 m = ? cm comes to 100.", "metric_prefixes"),
+    ("unit_conversion", "Here is one worked out: $1 L = \\square mL$ gives **1000**.", "metric_prefixes"),
+    ("fraction_addition", "2/3 = __/9 → 6", "fraction_equivalence"),
+    # an equation, then the number it comes to: its solution
+    ("two_step_equation", "Here 8x = 16 comes to 2.", "inverse_operations"),
+    ("two_step_equation", "Here is one worked out: $5x = 35$ gives **7**.", "inverse_operations"),
+])
+def test_a_blank_or_an_equation_with_its_value_said_is_a_true_statement(task_id, text, kc) -> None:
+    reading = _reader("math", task_id).read(text)
+    claims = [c for c in reading.claims if c.source == "math"]
+    assert claims and all(c.verdict == TRUE and not c.question for c in claims), (text, normalise(text), reading)
+    assert reading.kc == kc, (text, reading)
+
+
+@pytest.mark.parametrize(("task_id", "text"), [
+    ("unit_conversion", "Here 1 m = ? cm comes to 10."),
+    ("unit_conversion", "$1 L = \\square mL$ gives **100**."),
+    ("fraction_addition", "2/3 = __/9, which is 5"),
+    ("two_step_equation", "Here 8x = 16 comes to 3."),
+])
+def test_a_blank_or_an_equation_with_a_wrong_value_said_is_false(task_id, text) -> None:
+    reading = _reader("math", task_id).read(text)
+    assert reading.false_statements(), (text, normalise(text), reading)
+
+
+@pytest.mark.parametrize("text", [
+    "Your turn: x + 10 = 40. What goes in the blank?",
+    "5x + 14 = 34. What is x?",
+    "**Your turn:** compute $9 km = \\square m$.",
+])
+def test_an_equation_then_a_question_for_its_unknown_is_a_question(text) -> None:
+    task_id = "unit_conversion" if "km" in text else "two_step_equation"
+    reading = _reader("math", task_id).read(text)
+    assert reading.claims and all(c.question for c in reading.claims), (text, reading)
+    assert reading.kc is not None and not reading.true_statements(reading.kc), (text, reading)
+    # not an equation in x: the question asks for nothing of it
+    assert not any(c.question for c in _reader("math", "two_step_equation").read(
+        "3 + 4 = 7. What goes in the blank?").claims)
