@@ -437,7 +437,10 @@ _DIST_FOR = re.compile(rf"{_Q}\s*{_VU}\s+for\s+{_Q}\s*{_TU}\b.{{0,30}}?\b(?:trav
 def _relational(s: str) -> str:
     low = s.lower()
     if "area" in low and ("triangl" in low or "rectangl" in low or "parallelogram" in low):
-        b, h, a = _BASE.search(s), _HEIGHT.search(s), _AREA.search(s)
+        b, h = _BASE.search(s), _HEIGHT.search(s)
+        # (the area's number is none of the lengths: "the area of a triangle with a base of 10" says no area)
+        lengths = (b.start(1), b.start(2), h.start(1), h.start(2)) if b and h else ()
+        a = next((m for m in _AREA.finditer(s) if m.start(1) not in lengths), None) if b and h else None
         if b and h and a:
             half = "1/2 * " if "triangl" in low else ""
             return f"{s} ; {half}{b.group(1) or b.group(2)} * {h.group(1) or h.group(2)} = {a.group(1)}"
@@ -469,6 +472,31 @@ def _relational(s: str) -> str:
         if m:
             return f"{s} ; {m.group(1)} {m.group(2)} * {m.group(3)} {m.group(4)} = {m.group(5)} {m.group(6)}"
     return s
+
+
+_TRIP_ASKED = (
+    (re.compile(rf"{_Q}\s*(km|m)\s+at\s+{_Q}\s*{_VU}", re.IGNORECASE), "{0} {1} / {2} {3}"),  # the time
+    (re.compile(rf"{_Q}\s*(km|m)\s+in\s+{_Q}\s*{_TU}\b", re.IGNORECASE), "{0} {1} / {2} {3}"),  # the speed
+    (re.compile(rf"{_Q}\s*{_VU}\s+for\s+{_Q}\s*{_TU}\b", re.IGNORECASE), "{0} {1} * {2} {3}"),  # the distance
+)
+
+
+def _asked_quantity(norm: str) -> str | None:
+    """The computation of the families' quantity a question names with its case and no value: a rectangle's
+    perimeter or area ("perimeter of a 4 by 3 rectangle = ?"), a triangle's area from its base and height, a trip's
+    time, speed or distance ("120 km at 40 km/h")."""
+    low = norm.lower()
+    if "rectangl" in low and ("perimeter" in low or "area" in low) and (by := _BY.search(norm)):
+        if ("perimeter" in low) != ("area" in low):
+            a, b = by.group(1), by.group(2)
+            return f"2 * ({a} + {b})" if "perimeter" in low else f"{a} * {b}"
+    if "triangl" in low and "area" in low and (b := _BASE.search(norm)) and (h := _HEIGHT.search(norm)):
+        return f"1/2 * {b.group(1) or b.group(2)} * {h.group(1) or h.group(2)}"
+    if " at " in low or " in " in low or " for " in low:
+        for pat, form in _TRIP_ASKED:
+            if m := pat.search(norm):
+                return form.format(*m.groups())
+    return None
 
 
 _UNITS_ASKED = re.compile(rf"\bhow many ({_UNIT_RE}) (?:(?:are|is|make|makes|equal|equals|there|in|does|do)\s+)+"
@@ -1436,6 +1464,9 @@ class ContentReader:
             if n is not None and to is not None and n.dim is not None and n.dim == to.dim \
                     and n.value * Fraction(to.text) != to.value * Fraction(n.text):  # "9500 m in m" asks nothing
                 out.append(self._claim("=", [n, to], TRUE, question=True, raw=raw))
+        if not out and asked and (said := _asked_quantity(norm)) is not None and (node := parse(said)) is not None:
+            # "What is the perimeter of a 4 by 3 rectangle?", "How long is 120 km at 40 km/h?": the quantity asked
+            out.append(self._claim("=", [node], TRUE, question=True, raw=raw))
         if not out and asked:
             # "What is 1/2 + 1/3?": an expression asked for
             for span in _MATH_SPAN.findall(norm):
@@ -1691,7 +1722,12 @@ _HEAD = re.compile(rf"^\s*(?:\?|[-(]*\s*[\d(□][\d\s.+\-*/()%x□]*(?:\s*(?:{_U
 
 def _trailing_math(piece: str) -> str:
     m = _TAIL.search(piece.rstrip(" ,"))
+    if m and "v" in piece and _VERSUS.search(piece, 0, m.start()):
+        return ""  # "1/9 vs 1/10 comes to 1/9": the choice between two, not 1/10 = 1/9
     return m.group(0) if m else ""
+
+
+_VERSUS = re.compile(r"\b(?:vs\.?|versus)\s*$", re.IGNORECASE)
 
 
 def _leading_math(piece: str) -> str:

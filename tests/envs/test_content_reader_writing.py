@@ -451,3 +451,30 @@ def test_an_equation_then_a_question_for_its_unknown_is_a_question(text) -> None
     # not an equation in x: the question asks for nothing of it
     assert not any(c.question for c in _reader("math", "two_step_equation").read(
         "3 + 4 = 7. What goes in the blank?").claims)
+
+
+def test_a_choice_between_two_is_not_an_equation_of_the_second() -> None:
+    reading = _reader("math", "fraction_comparison").read("Here 1/9 vs 1/10 comes to 1/9. It is 1/9, not 1/10.")
+    assert not reading.false_statements(), reading  # was "1/10 = 1/9", false
+    assert not _reader("math", "fraction_comparison").read("Your turn: 2/3 vs 3/5 = ?").claims  # no bare comparison
+
+
+@pytest.mark.parametrize(("task_id", "text", "kc", "refuted"), [
+    # a family's quantity asked for with its case and no value
+    ("rectangle_perimeter", "Your turn: perimeter of a 4 by 3 rectangle = ?", "rectangle_properties",
+     {"two_sides_only", "confuse_area_perimeter"}),
+    ("rectangle_perimeter", "What is the perimeter of a rectangle that is 6 cm by 2 cm?", "rectangle_properties",
+     {"two_sides_only", "confuse_area_perimeter"}),
+    ("rectangle_perimeter", "Your turn: area of a 9 by 7 rectangle = ?", "area_concept", set()),
+    ("travel_time", "**Your turn:** compute $120 km at 40 km/h$.", "unit_rate",
+     {"invert_rate", "multiply_distance_speed"}),
+    ("travel_time", "Your turn: 160 km in 4 h = ?", "unit_rate", {"invert_rate", "multiply_distance_speed"}),
+    ("travel_time", "**Your turn:** compute $60 km/h for 2 h$.", "unit_rate", {"invert_rate"}),
+    ("triangle_area", "Find the area of a triangle with a base of 10 cm and a height of 3 cm.", "triangle_area",
+     {"forget_half"}),
+])
+def test_a_quantity_asked_with_its_case_is_a_question_on_its_computation(task_id, text, kc, refuted) -> None:
+    reading = _reader("math", task_id).read(text)
+    assert [c.question for c in reading.claims] == [True] and reading.kc == kc, (text, normalise(text), reading)
+    assert set(reading.refuted) == refuted and not reading.false_statements(), (text, reading)
+    assert all(c.verdict == TRUE for c in reading.claims), reading  # (a base's 10 is not the area)
