@@ -276,6 +276,8 @@ _VERBAL: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = tuple(
          r"by\s+(\d+(?:\.\d+)?)\s*%", r"(\1 - \2% of \1)", ("reduced", "marked down", "discounted", "lowered",
                                                              "decreased")),
         (r"(?<=\d) x (?=\d)", " * ", (" x ",)),  # 4 x 5
+        # a number in tens and ones ("7 tens + 11 ones", "3 tens and 12 ones"): its expanded form
+        (r"\b(\d+) tens?\s*(?:and|\+)\s*(\d+) ones?\b", r"(\1 * 10 + \2)", ("ones",)),
         (r"(?<=\d) over (?=\d)", "/", (" over ",)),  # three over four
         (r"\b(\d+) point (\d(?: \d)*)\b", "", ("point",)),  # seventeen point five (joined below)
         (r"\bnegative (?=\d)", "-", ("negative",)),
@@ -744,6 +746,9 @@ def operations(rel: str, sides: list[Node]) -> set[str]:
     if any(getattr(leaf, "text", "").endswith("%") for leaf in leaves) or any(n.op == "pct" for s in sides
                                                                              for n in _walk(s)):
         ops.add("percent")
+    if any(n.op == "+" and n.paren and n.left.op == "*" and n.left.right.op == "num" and n.left.right.value == 10
+           for s in sides for n in _walk(s)):
+        ops.add("place")  # (7 * 10 + 11): tens and ones
     if rel == "=" and not ops and {"*"} & set().union(*(_ops(s) for s in sides)):
         ops.add("multiply")
     if rel == "=" and not ops and {"/"} & set().union(*(_ops(s) for s in sides)):

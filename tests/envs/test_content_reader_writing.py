@@ -478,3 +478,16 @@ def test_a_quantity_asked_with_its_case_is_a_question_on_its_computation(task_id
     assert [c.question for c in reading.claims] == [True] and reading.kc == kc, (text, normalise(text), reading)
     assert set(reading.refuted) == refuted and not reading.false_statements(), (text, reading)
     assert all(c.verdict == TRUE for c in reading.claims), reading  # (a base's 10 is not the area)
+
+
+@pytest.mark.parametrize(("text", "verdict"), [
+    ("Here 7 tens + 11 ones comes to 81.", TRUE),
+    ("3 tens and 12 ones is 4 tens and 2 ones, which is 42.", TRUE),
+    ("7 tens + 11 ones = 71.", FALSE),
+])
+def test_tens_and_ones_are_the_number_they_make(text, verdict) -> None:
+    reading = _reader("math", "two_digit_addition").read(text)
+    assert reading.claims and {c.verdict for c in reading.claims} == {verdict}, (text, normalise(text), reading)
+    assert reading.kc == "place_value", reading
+    # the tens of a column added are not a number in tens and ones
+    assert _reader("math", "two_digit_addition").read("1 + 4 + 1 = 6 tens.").false_statements() == 0
