@@ -1485,7 +1485,9 @@ class ContentReader:
     def _claim(self, rel: str, nodes: list[Node], verdict: str, question: bool, raw: str,
                context: str = "") -> Claim:
         ops = operations(rel, nodes)
-        if rel == "=" and self._template is not None and "equation" not in ops and _substituted(self._template, nodes):
+        if rel == "=" and "equation" not in ops and len(nodes) == 2 and (
+                self._template is not None and _substituted(self._template, nodes)
+                or _undone_and_checked(nodes[0], nodes[1])):
             ops.add("equation")
         if "precedence" not in ops and ("÷" in raw or "div" in raw.lower()) and any(
                 "/" in (flat := _ops(n)) and {"+", "-"} & flat for n in nodes):
@@ -1917,6 +1919,20 @@ def _equation(text: str) -> tuple[Lin, Node, Node] | None:
             if ref is not None:
                 return ref, nodes[0], nodes[1]
     return None
+
+
+def _undone_and_checked(node: Node, stated: Node) -> bool:
+    """``a × ((c − b) ÷ a) + b = c``: a run of steps that undid ``a x + b = c`` ("34 − 16 = 18; 18 ÷ 9 = 2") and
+    put the value back to check it ("9 × 2 + 16 = 34"), as the continued steps read it: an equation solved."""
+    if node.op not in ("+", "-") or node.left.op != "*" or node.right.op != "num" or stated.op != "num":
+        return False
+    b, c = node.right.value, stated.value
+    for a, undo in ((node.left.left, node.left.right), (node.left.right, node.left.left)):
+        if a.op == "num" and undo.op == "/" and undo.right.op == "num" and undo.right.value == a.value \
+                and undo.left.op == ("-" if node.op == "+" else "+") and undo.left.left.op == "num" \
+                and undo.left.left.value == c and undo.left.right.op == "num" and undo.left.right.value == b:
+            return True
+    return False
 
 
 def _substituted(template: tuple[Node, Node], nodes: list[Node]) -> bool:

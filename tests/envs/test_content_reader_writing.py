@@ -491,3 +491,14 @@ def test_tens_and_ones_are_the_number_they_make(text, verdict) -> None:
     assert reading.kc == "place_value", reading
     # the tens of a column added are not a number in tens and ones
     assert _reader("math", "two_digit_addition").read("1 + 4 + 1 = 6 tens.").false_statements() == 0
+
+
+@pytest.mark.parametrize("text", [
+    "Watch: 34 - 16 = 18; 18 ÷ 9 = 2; 9 × 2 + 16 = 34.",
+    "Subtract 8: $18 - 8 = 10$. Divide by 2: $10 \\div 2 = 5$. Check: $2 \\times 5 + 8 = 18$ ✓",
+])
+def test_steps_that_undo_an_equation_and_check_the_value_solve_it(text) -> None:
+    reading = _reader("math", "two_step_equation").read(text)
+    assert not reading.false_statements() and reading.kc in _EQUATION_KCS, (text, reading)
+    # the same arithmetic without the undoing before it is no equation
+    assert _reader("math", "two_step_equation").read("9 × 2 + 16 = 34.").kc is None
