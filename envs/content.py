@@ -836,6 +836,8 @@ def _perimeter(node: Node) -> bool:
     nums = [leaf.value for leaf in _leaves(node)]
     if ops == {"+"} and len(nums) == 4 and sorted(nums)[0] == sorted(nums)[1] and sorted(nums)[2] == sorted(nums)[3]:
         return True
+    if node.op == "+" and ops == {"*", "+"} and node.left.op == "*" == node.right.op and not node.paren:  # 2a + 2b
+        return all(2 in (_const(n.left), _const(n.right)) for n in (node.left, node.right))
     return node.op == "*" and ops == {"*", "+"} and 2 in (_const(node.left), _const(node.right))
 
 
@@ -1042,6 +1044,9 @@ def _rectangle_sides(node: Node) -> tuple[Fraction, Fraction] | None:
     nums = sorted(leaf.value for leaf in _leaves(node))
     if len(nums) == 4 and _ops(node) == {"+"}:
         return nums[0], nums[2]
+    if node.op == "+":  # 2a + 2b
+        a, b = (n.right if _const(n.left) == 2 else n.left for n in (node.left, node.right))
+        return (a.value, b.value) if a.op == "num" == b.op else None
     other = node.right if _const(node.left) == 2 else node.left
     if other.op == "+" and other.left.op == "num" and other.right.op == "num":
         return other.left.value, other.right.value
@@ -1731,6 +1736,8 @@ def _trailing_math(piece: str) -> str:
     m = _TAIL.search(piece.rstrip(" ,"))
     if m and "v" in piece and _VERSUS.search(piece, 0, m.start()):
         return ""  # "1/9 vs 1/10 comes to 1/9": the choice between two, not 1/10 = 1/9
+    if m and piece[:m.start()].rstrip()[-1:] in ("+", "*", "/", "(", "^"):
+        return ""  # "(base * height) / 2 = …": the math goes on into words; its last number alone is not a side
     return m.group(0) if m else ""
 
 

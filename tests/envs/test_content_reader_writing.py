@@ -502,3 +502,18 @@ def test_steps_that_undo_an_equation_and_check_the_value_solve_it(text) -> None:
     assert not reading.false_statements() and reading.kc in _EQUATION_KCS, (text, reading)
     # the same arithmetic without the undoing before it is no equation
     assert _reader("math", "two_step_equation").read("9 × 2 + 16 = 34.").kc is None
+
+
+@pytest.mark.parametrize(("task_id", "text", "verdict", "affirmed"), [
+    # a formula in words before the numbers: its last number is no side of its own ("2 = 20" was read, false)
+    ("triangle_area", "Area = (base × height) ÷ 2 = (8 × 5) ÷ 2 = 20 cm²", TRUE, None),
+    ("triangle_area", "Area = (base × height) ÷ 2 = (8 × 5) ÷ 2 = 40 cm²", FALSE, "forget_half"),
+    # a rectangle's perimeter as twice the length plus twice the width
+    ("rectangle_perimeter", "The perimeter is 2 × 8 + 2 × 3 = 16 + 6 = 22.", TRUE, None),
+    ("rectangle_perimeter", "2 × 8 + 2 × 3 = 24", FALSE, "confuse_area_perimeter"),
+])
+def test_formulas_in_words_and_twice_each_side(task_id, text, verdict, affirmed) -> None:
+    reading = _reader("math", task_id).read(text)
+    assert reading.claims[0].verdict == verdict and reading.claims[0].kc is not None, (text, reading)
+    assert (verdict == FALSE) == bool(reading.false_statements()), (text, reading)
+    assert reading.affirmed == ((affirmed,) if affirmed else ()), (text, reading)
