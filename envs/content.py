@@ -611,7 +611,7 @@ def parse(expr: str) -> Node | None:
         else:
             toks.append(("op", m.group("op")))
         pos = m.end()
-    if not toks:
+    if not toks or len(toks) > 300:  # (no side of a sentence is that long: a deep tree would overflow the stack)
         return None
     try:
         p = _Parser(toks)
@@ -1416,6 +1416,8 @@ class ContentReader:
         out: list[Claim] = []
         for chain in _chains(norm):
             parts = _REL.split(chain)
+            if len(parts) > 81:  # forty relations in one chain: no sentence a tutor writes
+                continue
             sides_txt, rels = parts[0::2], parts[1::2]
             question = any(s.strip() in ("?", "") or s.strip().endswith("?") and parse(s.strip(" ?")) is None
                            for s in sides_txt[1:])
@@ -1490,16 +1492,17 @@ class ContentReader:
     def _claim(self, rel: str, nodes: list[Node], verdict: str, question: bool, raw: str,
                context: str = "") -> Claim:
         ops = operations(rel, nodes)
+        says_percent, says_division = _raw_words(raw)
         if rel == "=" and "equation" not in ops and len(nodes) == 2 and (
                 self._template is not None and _substituted(self._template, nodes)
                 or _undone_and_checked(nodes[0], nodes[1])):
             ops.add("equation")
-        if "precedence" not in ops and ("÷" in raw or "div" in raw.lower()) and any(
+        if "precedence" not in ops and says_division and any(
                 "/" in (flat := _ops(n)) and {"+", "-"} & flat for n in nodes):
             # "12 - 8 ÷ 4": the sign says the "/" is a division, not a fraction's bar
             ops.add("precedence")
         percent_like = any(_pct_value(n) is not None or n.op == "*" or _is_decimal(n) for s in nodes for n in _walk(s))
-        if _PERCENT_WORD.search(raw) and percent_like:
+        if says_percent and percent_like:
             ops.add("percent")
         # a step continued from a percent step is checked against the percent misconceptions too (its component
         # is still the one its own sentence performs)
@@ -1649,6 +1652,12 @@ def _closest(named: tuple[tuple[str, frozenset[str]], ...], sentence: str) -> st
 def _name_words(words: tuple[str, ...]) -> frozenset[str]:
     """The stems of a component's keywords and name."""
     return frozenset(stem(w) for w in _WORD.findall(" ".join(words).lower()))
+@functools.lru_cache(maxsize=1024)
+def _raw_words(raw: str) -> tuple[bool, bool]:
+    """Whether a sentence says a percent, and a division sign (once per sentence, not per claim)."""
+    return bool(_PERCENT_WORD.search(raw)), "÷" in raw or "div" in raw.lower()
+
+
 _PERCENT_WORD = re.compile(r"%|percent|per cent|\boff\b|discount", re.IGNORECASE)
 _PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|work out|solve|explain|describe|"
                      r"compare|show|estimate|predict|convert|simplify|tell me|evaluate|determine|express|figure out)\b",
@@ -1706,7 +1715,7 @@ def _chains(norm: str) -> list[str]:
 
 
 def _solution_after(chain: str) -> tuple[str, ...]:
-    m = _SOLVED_AFTER.match(chain)
+    m = _SOLVED_AFTER.match(chain) if chain.count("=") == 2 and len(chain) < 200 else None
     return (m.group(1), f"x = {m.group(2)}") if m else (chain,)
 
 

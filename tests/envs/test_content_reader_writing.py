@@ -517,3 +517,17 @@ def test_formulas_in_words_and_twice_each_side(task_id, text, verdict, affirmed)
     assert reading.claims[0].verdict == verdict and reading.claims[0].kc is not None, (text, reading)
     assert (verdict == FALSE) == bool(reading.false_statements()), (text, reading)
     assert reading.affirmed == ((affirmed,) if affirmed else ()), (text, reading)
+
+
+@pytest.mark.parametrize("text", [
+    "1 + " * 3000 + "10 = 40",  # a side too long to be one (its tree overflowed the stack)
+    "x + " * 3000 + "10 = 40",
+    "2:5 = " * 2000 + "6:__",
+    "8x = 16 = " * 1000 + "2",
+])
+def test_absurdly_long_math_is_read_quickly_and_safely(text) -> None:
+    import time
+
+    start = time.process_time()
+    _reader("math", "two_step_equation").read(text)
+    assert time.process_time() - start < 1.5, text[:40]
