@@ -1414,6 +1414,8 @@ class ContentReader:
               carry: list | None = None) -> tuple[list[Claim], Lin | None]:
         carry = [] if carry is None else carry
         out: list[Claim] = []
+        if ("add" in norm or "subtract" in norm or "ultiply" in norm or "ivide" in norm) and _STEP_WORDS.search(norm):
+            norm = _steps_in_words(norm, carry[0][0] if carry else None)
         for chain in _chains(norm):
             parts = _REL.split(chain)
             if len(parts) > 81:  # forty relations in one chain: no sentence a tutor writes
@@ -1935,6 +1937,30 @@ def _equation(text: str) -> tuple[Lin, Node, Node] | None:
             if ref is not None:
                 return ref, nodes[0], nodes[1]
     return None
+
+
+# a step said in words after the value it works on: "4 × 2 = 8, then add 3 to get 11", "Now divide by 9 to get 2."
+_STEP_WORDS = re.compile(r"\b(add|subtract|take away|multiply by|divide by)\s+(-?\d+(?:\.\d+)?)\s*=\s*(?=-?\d)",
+                         re.IGNORECASE)
+_STEP_SIGN = {"add": "+", "subtract": "-", "take away": "-", "multiply by": "*", "divide by": "/"}
+_LAST_VALUE = re.compile(r"=\s*(-?\d+(?:\.\d+)?)(?![\d.]|\s*[-+*/(])")
+
+
+def _steps_in_words(norm: str, carried: Fraction | None) -> str:
+    """``norm`` with each step said in words written out on the value before it: the last value a relation of the
+    sentence gave ("= 8, then add 3 = 11": 8 + 3 = 11), or at the sentence's start the last step's before it."""
+    def written(m: re.Match) -> str:
+        before = [v.group(1) for v in _LAST_VALUE.finditer(norm, 0, m.start())]
+        if before:
+            value = before[-1]
+        elif carried is not None and not _ANY_DIGIT.search(norm, 0, m.start()):
+            value = _plain_number(carried)
+            if value is None:
+                return m.group(0)
+        else:
+            return m.group(0)
+        return f"; {value} {_STEP_SIGN[m.group(1).lower()]} {m.group(2)} = "
+    return _STEP_WORDS.sub(written, norm)
 
 
 def _undone_and_checked(node: Node, stated: Node) -> bool:

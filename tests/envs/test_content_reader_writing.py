@@ -531,3 +531,16 @@ def test_absurdly_long_math_is_read_quickly_and_safely(text) -> None:
     start = time.process_time()
     _reader("math", "two_step_equation").read(text)
     assert time.process_time() - start < 1.5, text[:40]
+
+
+@pytest.mark.parametrize(("text", "verdict"), [
+    ("First do 4 × 2 = 8, then add 3 to get 11.", TRUE),
+    ("4 × 2 = 8. Then add 3 to get 11.", TRUE),  # on the last step of the sentence before
+    ("First do 4 × 2 = 8, then add 3 to get 12.", FALSE),
+])
+def test_a_step_said_in_words_works_on_the_value_before_it(text, verdict) -> None:
+    reading = _reader("math", "order_of_operations").read(text)
+    assert reading.claims[-1].verdict == verdict, (text, reading)
+    if verdict == TRUE:
+        assert reading.kc == "operation_precedence", (text, reading)
+    assert not _reader("math", "order_of_operations").read("Add 3 to get 11.").claims  # nothing before it
