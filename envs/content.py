@@ -1478,6 +1478,8 @@ class ContentReader:
             if n is not None and to is not None and n.dim is not None and n.dim == to.dim \
                     and n.value * Fraction(to.text) != to.value * Fraction(n.text):  # "9500 m in m" asks nothing
                 out.append(self._claim("=", [n, to], TRUE, question=True, raw=raw))
+        if "common" in norm.lower() or "lc" in norm.lower():
+            out += self._common_denominator(norm, asked, raw)
         if not out and asked and (said := _asked_quantity(norm)) is not None and (node := parse(said)) is not None:
             # "What is the perimeter of a 4 by 3 rectangle?", "How long is 120 km at 40 km/h?": the quantity asked
             out.append(self._claim("=", [node], TRUE, question=True, raw=raw))
@@ -1490,6 +1492,25 @@ class ContentReader:
                     out.append(self._claim("=", [node], TRUE, question=True, raw=raw))
                     break
         return out, reference
+
+    def _common_denominator(self, norm: str, asked: bool, raw: str) -> list[Claim]:
+        """"The LCD of 4 and 6 is 12" (the least common multiple), "a common denominator of 4 and 6 is 24" (a
+        multiple of both), or asked for ("What is the LCD of 4 and 6?")."""
+        m = _LCD.search(norm)
+        kcs = [k for k in self.kc_ids if {"frac_add_unlike", "rename"} <= self._kc_ops[k]]  # renaming to add
+        if m is None or not kcs:
+            return []
+        a, b = int(m.group(2)), int(m.group(3))
+        if a <= 0 or b <= 0:
+            return []
+        if asked:
+            return [Claim(kcs[0], TRUE, True, demand=_demand(raw, math=True))]
+        if m.group(4) is None:
+            return []
+        c = int(m.group(4))
+        least = not m.group(1).lower().startswith("a ")
+        ok = c == math.lcm(a, b) if least else c > 0 and c % a == 0 and c % b == 0
+        return [Claim(kcs[0], TRUE if ok else FALSE)]
 
     def _claim(self, rel: str, nodes: list[Node], verdict: str, question: bool, raw: str,
                context: str = "") -> Claim:
@@ -1940,8 +1961,11 @@ def _equation(text: str) -> tuple[Lin, Node, Node] | None:
 
 
 # a step said in words after the value it works on: "4 × 2 = 8, then add 3 to get 11", "Now divide by 9 to get 2."
-_STEP_WORDS = re.compile(r"\b(add|subtract|take away|multiply by|divide by)\s+(-?\d+(?:\.\d+)?)\s*=\s*(?=-?\d)",
-                         re.IGNORECASE)
+_STEP_WORDS = re.compile(r"\b(add|subtract|take away|multiply by|divide by)\s+(-?\d+(?:\.\d+)?)\s*=\s*"
+                         r"(?=-?\d)", re.IGNORECASE)
+_LCD = re.compile(r"\b(lcd|lcm|(?:least|lowest|smallest) common (?:denominator|multiple)|"
+                  r"a common (?:denominator|multiple))\s+"
+                  r"(?:of|for)\s+(\d+)\s*(?:and|,|&)\s*(\d+)(?:\s*(?:=|is)\s*(\d+)(?!\d|\.\d|\s*/))?", re.IGNORECASE)
 _STEP_SIGN = {"add": "+", "subtract": "-", "take away": "-", "multiply by": "*", "divide by": "/"}
 _LAST_VALUE = re.compile(r"=\s*(-?\d+(?:\.\d+)?)(?![\d.]|\s*[-+*/(])")
 

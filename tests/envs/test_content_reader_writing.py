@@ -544,3 +544,18 @@ def test_a_step_said_in_words_works_on_the_value_before_it(text, verdict) -> Non
     if verdict == TRUE:
         assert reading.kc == "operation_precedence", (text, reading)
     assert not _reader("math", "order_of_operations").read("Add 3 to get 11.").claims  # nothing before it
+
+
+@pytest.mark.parametrize(("text", "verdict", "question"), [
+    ("The LCD of 4 and 6 is 12.", TRUE, False),
+    ("The least common denominator of 3 and 5 is 15, so 2/3 = 10/15.", TRUE, False),
+    ("A common denominator of 4 and 6 is 24.", TRUE, False),  # a common one: any multiple of both
+    ("What is the LCD of 4 and 6?", TRUE, True),
+    ("The LCD of 4 and 6 is 24.", FALSE, False),  # a common multiple, not the least
+    ("A common denominator of 4 and 6 is 10.", FALSE, False),
+])
+def test_a_common_denominator_is_checked(text, verdict, question) -> None:
+    reading = _reader("math", "fraction_addition").read(text)
+    lcd = [c for c in reading.claims if c.kc == "common_denominator"]
+    assert [(c.verdict, c.question) for c in lcd] == [(verdict, question)], (text, reading)
+    assert not _reader("math", "order_of_operations").read(text).claims or "/" in text  # no such component there
