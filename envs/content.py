@@ -194,6 +194,8 @@ _REPLACE: tuple[tuple[re.Pattern[str], str, tuple[str, ...] | None], ...] = tupl
         (r"\\[dt]?frac\s*(\d)\s*(\d)", r"(\1)/(\2)", ("\\",)),  # \tfrac12
         (r"\\(?:times|cdot|ast)", "*", ("\\",)), (r"\\div", "/", ("\\",)),
         (r"\\(?:left\b|right\b|,|;|!|quad\b)", " ", ("\\",)), (r"\\%", "%", ("\\",)),
+        # an aligned block: its rows are steps ("6x + 16 &= 46 \\\\ 6x &= 30")
+        (r"\\(?:begin|end)\{[a-z]+\*?\}|&(?=\s*[=<>])", " ", ("\\", "&")), (r"\\\\", " ; ", ("\\",)),
         (r"\\(?:lt)", "<", ("\\",)), (r"\\(?:gt)", ">", ("\\",)), (r"\\neq", "!=", ("\\",)),
         (r"\\(?:Rightarrow|Longrightarrow|implies|rightarrow|to)\b|[→⇒⟹]|=>|->", " → ", ("\\", "→", "⇒", "⟹", ">")),
         (r"\\?[\$`]|\*\*|\\\(|\\\)|\\\[|\\\]", " ", ("$", "`", "**", "\\")),
@@ -1448,6 +1450,10 @@ class ContentReader:
             verdict, reference = _check(nodes, rels, reference)
             if verdict is None:
                 continue
+            # "6(5) + 16 = 30 + 16 = 46": a chain from the equation's side with a number for its unknown to its other
+            # side checks a solution, every step of it
+            checks = frozenset({"equation"}) if len(nodes) > 2 and rels[0] == "=" and self._template is not None \
+                and _substituted(self._template, [nodes[0], nodes[-1]]) else frozenset()
             # bare whole numbers equated (``5 = 5``, or prose read as ``3 = 30`` from "3 tens make 30") state
             # nothing checkable; decimals compared (``0.5 > 0.45``) and quantities with units (``3 km = 3000 m``) do
             if all(n.op == "num" for n in nodes) and "=" in rels and (
@@ -1467,7 +1473,7 @@ class ContentReader:
                 # 75.6" takes 10% off 84 though its own sentence says no "%"
                 context = carry[0][2] if whole is not a else ""
                 out.append(self._claim(rel, [whole, b], TRUE if v else FALSE, question=asked, raw=raw,
-                                       context=context))
+                                       context=context, also=checks))
                 if v and rel == "=" and a.op not in ("num", "var") and b.op == "num" and b.value is not None:
                     carry[:] = [(b.value, whole, f"{context} {raw}" if context else raw)]
         if not out and asked and ((m := _UNITS_ASKED.search(raw)) or (m := _CONVERT_ASKED.search(raw))):
@@ -1513,8 +1519,8 @@ class ContentReader:
         return [Claim(kcs[0], TRUE if ok else FALSE)]
 
     def _claim(self, rel: str, nodes: list[Node], verdict: str, question: bool, raw: str,
-               context: str = "") -> Claim:
-        ops = operations(rel, nodes)
+               context: str = "", also: frozenset[str] = frozenset()) -> Claim:
+        ops = operations(rel, nodes) | also
         says_percent, says_division = _raw_words(raw)
         if rel == "=" and "equation" not in ops and len(nodes) == 2 and (
                 self._template is not None and _substituted(self._template, nodes)

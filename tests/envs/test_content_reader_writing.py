@@ -559,3 +559,14 @@ def test_a_common_denominator_is_checked(text, verdict, question) -> None:
     lcd = [c for c in reading.claims if c.kc == "common_denominator"]
     assert [(c.verdict, c.question) for c in lcd] == [(verdict, question)], (text, reading)
     assert not _reader("math", "order_of_operations").read(text).claims or "/" in text  # no such component there
+
+
+@pytest.mark.parametrize(("text", "verdicts"), [
+    ("Solve 2x + 20 = 30. Check: 2(5) + 20 = 10 + 20 = 30 ✓", [TRUE, TRUE]),  # every step of the check
+    ("$$\\begin{aligned} 2x + 20 &= 30 \\\\ 2x &= 10 \\\\ x &= 5 \\end{aligned}$$", [TRUE, TRUE, TRUE]),
+    ("$$\\begin{aligned} 2x + 20 &= 30 \\\\ 2x &= 10 \\\\ x &= 6 \\end{aligned}$$", [TRUE, TRUE, FALSE]),
+])
+def test_a_checked_solution_and_an_aligned_block_are_steps_of_the_equation(text, verdicts) -> None:
+    reading = _reader("math", "two_step_equation").read(text)
+    steps = [c for c in reading.claims if not c.question]
+    assert [c.verdict for c in steps] == verdicts and all(c.kc in _EQUATION_KCS for c in steps), (text, reading)
