@@ -277,6 +277,9 @@ _VERBAL: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = tuple(
         (r"(\d+(?:\.\d+)?)\s+(?:is\s+|are\s+|was\s+|gets\s+)?(?:reduced|marked down|discounted|lowered|decreased)\s+"
          r"by\s+(\d+(?:\.\d+)?)\s*%", r"(\1 - \2% of \1)", ("reduced", "marked down", "discounted", "lowered",
                                                              "decreased")),
+        # "multiply the top and bottom of 2/3 by 4": the fraction with both scaled
+        (r"\b(?:multipl(?:y|ying|ied))\s+(?:both\s+)?(?:the\s+)?(?:top|numerator)\s+and\s+(?:the\s+)?(?:bottom|denominator)"
+         r"\s+of\s+(\d+)\s*/\s*(\d+)\s+by\s+(\d+)", r"\1/\2 = (\1 * \3)/(\2 * \3)", ("multipl",)),
         (r"(?<=\d) x (?=\d)", " * ", (" x ",)),  # 4 x 5
         # a number in tens and ones ("7 tens + 11 ones", "3 tens and 12 ones"): its expanded form
         (r"\b(\d+) tens?\s*(?:and|\+)\s*(\d+) ones?\b", r"(\1 * 10 + \2)", ("ones",)),
@@ -685,6 +688,15 @@ def _is_fraction(node: Node) -> bool:
         node.right.text
 
 
+def _scaled_fraction(node: Node) -> bool:
+    """``(2 × 4)/(3 × 4)``: a fraction with its top and bottom multiplied by the same number."""
+    if node.op != "/" or node.left.op != "*" or node.right.op != "*":
+        return False
+    top = {n.value for n in (node.left.left, node.left.right) if n.op == "num"}
+    return len(list(_leaves(node))) == 4 and bool(
+        top & {n.value for n in (node.right.left, node.right.right) if n.op == "num"})
+
+
 def _is_decimal(node: Node) -> bool:
     return node.op == "num" and "." in node.text
 
@@ -736,9 +748,10 @@ def operations(rel: str, sides: list[Node]) -> set[str]:
             ops.add("dec_compare")
         elif negs:
             ops.add("int_compare")
-    if rel == "=" and len(sides) >= 2 and all(_is_fraction(s) for s in sides[:2]):
+    if rel == "=" and len(sides) >= 2 and all(_is_fraction(s) or _scaled_fraction(s) for s in sides[:2]) \
+            and any(_is_fraction(s) for s in sides[:2]):
         ops.add("frac_equiv")
-        if sides[0].right.value != sides[1].right.value:
+        if _const(sides[0].right) != _const(sides[1].right):
             ops.add("rename")
     if rel == "=" and any(_is_fraction(s) for s in sides) and any(_is_decimal(s) for s in sides):
         ops.add("dec_fraction")
@@ -1776,9 +1789,12 @@ def _trailing_math(piece: str) -> str:
         return ""  # "1/9 vs 1/10 comes to 1/9": the choice between two, not 1/10 = 1/9
     if m and piece[:m.start()].rstrip()[-1:] in ("+", "*", "/", "(", "^"):
         return ""  # "(base * height) / 2 = …": the math goes on into words; its last number alone is not a side
+    if m and "by" in piece and _BY_WORD.search(piece, 0, m.start()):
+        return ""  # "multiply the top and bottom by 4 to get 8/12": the 4 is what they are multiplied by
     return m.group(0) if m else ""
 
 
+_BY_WORD = re.compile(r"\bby\s*$", re.IGNORECASE)
 _VERSUS = re.compile(r"\b(?:vs\.?|versus)\s*$", re.IGNORECASE)
 
 

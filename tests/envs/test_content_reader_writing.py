@@ -570,3 +570,18 @@ def test_a_checked_solution_and_an_aligned_block_are_steps_of_the_equation(text,
     reading = _reader("math", "two_step_equation").read(text)
     steps = [c for c in reading.claims if not c.question]
     assert [c.verdict for c in steps] == verdicts and all(c.kc in _EQUATION_KCS for c in steps), (text, reading)
+
+
+@pytest.mark.parametrize(("text", "verdict"), [
+    ("Multiply the top and bottom of 2/3 by 4 to get 8/12.", TRUE),
+    ("Multiply the numerator and denominator of 2/3 by 4 to get 8/13.", FALSE),
+    ("(2 × 4)/(3 × 4) = 8/12", TRUE),
+])
+def test_a_fraction_scaled_top_and_bottom_is_an_equivalent_fraction(text, verdict) -> None:
+    reading = _reader("math", "fraction_addition").read(text)
+    math_claims = [c for c in reading.claims if c.source == "math"]
+    assert math_claims and all(c.kc == "fraction_equivalence" for c in math_claims), (text, reading)
+    assert (verdict == FALSE) == bool(reading.false_statements()), (text, reading)
+    # what a fraction is multiplied by is no value of it ("by 4 to get 8/12" was read 4 = 8/12, false)
+    assert not _reader("math", "fraction_addition").read("Multiply the top and bottom by 4 to get 8/12.") \
+        .false_statements()
