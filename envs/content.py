@@ -1359,7 +1359,9 @@ class ContentReader:
         text = _blanks(_plain(text))
         # ``x = 9`` is checked against the equation the turn works on (its first full equation), else the task's
         own = _equation(text)
-        reference: Lin | None = own[0] if own else self._task_equation
+        # (the task's equation is no reference for a lone "x = 10": the turn may work another equation, said before)
+        reference: Lin | None = own[0] if own else None
+        self._task_equation  # noqa: B018 (computes the task's equation and its sides once)
         # its sides: a number written for the unknown in them is the check of a solution ("2(5) + 20 = 30")
         self._template = own[1:] if own else self._task_template
         solving: list[int] = []  # the questions that ask for an equation's solution ("Solve 3x = 15.")
@@ -1460,6 +1462,8 @@ class ContentReader:
                 continue
             if any(n is None for n in nodes) or len(nodes) < 2:
                 continue
+            if reference is None and len(nodes) == 2 and nodes[0].op == "var" and nodes[1].op == "num":
+                continue  # "x = 10." with no equation in the turn: nothing to check it against
             verdict, reference = _check(nodes, rels, reference)
             if verdict is None:
                 continue

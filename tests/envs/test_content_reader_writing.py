@@ -585,3 +585,10 @@ def test_a_fraction_scaled_top_and_bottom_is_an_equivalent_fraction(text, verdic
     # what a fraction is multiplied by is no value of it ("by 4 to get 8/12" was read 4 = 8/12, false)
     assert not _reader("math", "fraction_addition").read("Multiply the top and bottom by 4 to get 8/12.") \
         .false_statements()
+
+
+def test_a_lone_solution_is_checked_only_against_an_equation_of_its_turn() -> None:
+    reader = _reader("math", "two_step_equation")
+    # the turn may work another equation than the task's (an item's, said in an earlier turn): unchecked
+    assert reader.read("x = 10.").claims == ()
+    assert [c.verdict for c in reader.read("x + 9 = 19. Subtract 9: x = 10.").claims] == [TRUE, TRUE]
