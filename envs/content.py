@@ -16,9 +16,13 @@ first side such as "Area = …" is the chain's subject) is evaluated exactly wit
 The families' relational claims said in prose ("a triangle with base 6 and height 4 has an area of 12", "the
 perimeter of an 8 by 5 rectangle is 26", "180 km at 60 km/h takes 3 hours") are read as the computation they
 state. An expression followed by ``= ?``
-or asked for in a question ("What is 1/2 + 1/3?") is a *question* whose answer the env can compute. Linear
-equations in one unknown are checked by their solution set (``3x + 5 = 20`` and ``x = 5`` agree). Lengths,
-masses, volumes and times convert through their units; rates, areas and a unit on one side only are checked on
+or asked for in a question ("What is 1/2 + 1/3?") is a *question* whose answer the env can compute; so is a
+relation with a blank to fill in ("2/3 = __/9", "1 L = ? mL", ``\square``: solved, it is a question on the
+computation that fills it; with its value said after it, a statement), a conversion asked in words ("Convert
+9500 m to km.") and a family's quantity asked with its case ("perimeter of a 4 by 3 rectangle = ?"). Linear
+equations in one unknown are checked by their solution set (``3x + 5 = 20`` and ``x = 5`` agree; a lone ``x = 5``
+only against an equation of its own turn); a number written for the unknown ("2(5) + 20 = 30") checks a solution.
+Lengths, masses, volumes and times convert through their units; rates, areas and a unit on one side only are checked on
 the numbers as written, and only agreement counts. A claim is ``true``, ``false`` or ``unchecked``; it
 exercises the knowledge component (KC) whose *computation* it performs (:data:`KC_OPERATIONS`: adding unlike
 fractions exercises ``common_denominator`` and ``adding_fractions`` whatever words surround it), never the KC
@@ -40,7 +44,7 @@ is read from what they ask.
 Everything else — cue phrases, KC names, encouragement, random nouns, numbers in no checkable relation — is
 not content. :attr:`Reading.kc` is the component the turn works on (most true content, then questions).
 
-The module is long (about 1,600 lines) for one concern: every part — the math normaliser and parser, the
+The module is long (about 2,200 lines) for one concern: every part — the math normaliser and parser, the
 computations table, the wrong rules, the proposition matcher — feeds the same :class:`Claim`, and they share
 private helpers (relation chains, exact evaluation) that would otherwise have to become a public API between two
 modules. Its sections are marked; a split along them (math claims / propositions) is the natural next step.
