@@ -16,9 +16,13 @@ first side such as "Area = …" is the chain's subject) is evaluated exactly wit
 The families' relational claims said in prose ("a triangle with base 6 and height 4 has an area of 12", "the
 perimeter of an 8 by 5 rectangle is 26", "180 km at 60 km/h takes 3 hours") are read as the computation they
 state. An expression followed by ``= ?``
-or asked for in a question ("What is 1/2 + 1/3?") is a *question* whose answer the env can compute. Linear
-equations in one unknown are checked by their solution set (``3x + 5 = 20`` and ``x = 5`` agree). Lengths,
-masses, volumes and times convert through their units; rates, areas and a unit on one side only are checked on
+or asked for in a question ("What is 1/2 + 1/3?") is a *question* whose answer the env can compute; so is a
+relation with a blank to fill in ("2/3 = __/9", "1 L = ? mL", ``\square``: solved, it is a question on the
+computation that fills it; with its value said after it, a statement), a conversion asked in words ("Convert
+9500 m to km.") and a family's quantity asked with its case ("perimeter of a 4 by 3 rectangle = ?"). Linear
+equations in one unknown are checked by their solution set (``3x + 5 = 20`` and ``x = 5`` agree; a lone ``x = 5``
+only against an equation of its own turn); a number written for the unknown ("2(5) + 20 = 30") checks a solution.
+Lengths, masses, volumes and times convert through their units; rates, areas and a unit on one side only are checked on
 the numbers as written, and only agreement counts. A claim is ``true``, ``false`` or ``unchecked``; it
 exercises the knowledge component (KC) whose *computation* it performs (:data:`KC_OPERATIONS`: adding unlike
 fractions exercises ``common_denominator`` and ``adding_fractions`` whatever words surround it), never the KC
@@ -40,7 +44,7 @@ is read from what they ask.
 Everything else — cue phrases, KC names, encouragement, random nouns, numbers in no checkable relation — is
 not content. :attr:`Reading.kc` is the component the turn works on (most true content, then questions).
 
-The module is long (about 1,600 lines) for one concern: every part — the math normaliser and parser, the
+The module is long (about 2,200 lines) for one concern: every part — the math normaliser and parser, the
 computations table, the wrong rules, the proposition matcher — feeds the same :class:`Claim`, and they share
 private helpers (relation chains, exact evaluation) that would otherwise have to become a public API between two
 modules. Its sections are marked; a split along them (math claims / propositions) is the natural next step.
@@ -194,6 +198,8 @@ _REPLACE: tuple[tuple[re.Pattern[str], str, tuple[str, ...] | None], ...] = tupl
         (r"\\[dt]?frac\s*(\d)\s*(\d)", r"(\1)/(\2)", ("\\",)),  # \tfrac12
         (r"\\(?:times|cdot|ast)", "*", ("\\",)), (r"\\div", "/", ("\\",)),
         (r"\\(?:left\b|right\b|,|;|!|quad\b)", " ", ("\\",)), (r"\\%", "%", ("\\",)),
+        # an aligned block: its rows are steps ("6x + 16 &= 46 \\\\ 6x &= 30")
+        (r"\\(?:begin|end)\{[a-z]+\*?\}|&(?=\s*[=<>])", " ", ("\\", "&")), (r"\\\\", " ; ", ("\\",)),
         (r"\\(?:lt)", "<", ("\\",)), (r"\\(?:gt)", ">", ("\\",)), (r"\\neq", "!=", ("\\",)),
         (r"\\(?:Rightarrow|Longrightarrow|implies|rightarrow|to)\b|[→⇒⟹]|=>|->", " → ", ("\\", "→", "⇒", "⟹", ">")),
         (r"\\?[\$`]|\*\*|\\\(|\\\)|\\\[|\\\]", " ", ("$", "`", "**", "\\")),
@@ -207,9 +213,14 @@ _REPLACE: tuple[tuple[re.Pattern[str], str, tuple[str, ...] | None], ...] = tupl
         (r"\bplus\b", "+", ("plus",)),
         (r"\b(?:minus|take away)\b", "-", ("minus", "take away")),
         (r"\bpercent\b|\bper cent\b", "%", ("percent", "per cent")),
-        (r"\b(?:is equal to|equals|is the same as|is equivalent to|gives you|gives|makes|comes to|works out to|"
-         r"results in|leaves)\b", "=",
-         ("equal", "same as", "equivalent", "gives", "makes", "comes to", "works out to", "results in", "leaves")),
+        (r"\b(?:is equal to|equals|is the same as|is equivalent to|gives you|gives|makes|comes? out to|comes to|"
+         r"works out to|results in|leaves)\b", "=",
+         ("equal", "same as", "equivalent", "gives", "makes", "comes to", "out to", "works out to", "results in",
+          "leaves")),
+        # the unknown's value said in words ("if x is 5", "x must be 5"), and a solution named after its equation
+        # ("the solution of 3x = 15 is x = 5": the equation, then the value, two relations)
+        (r"(?<![\w'])x\s+(?:is|must be|has to be|should be|would be|will be)\s+(?=[-(]?\d)", "x = ", ("x ",)),
+        (r"(?<=[\d)])\s+(?:is|means|gives(?: us)?|so|then|therefore)\s+(?=x\s*=)", " ; ", ("x",)),
         (r"\b(?:(?:is|are|be|was) )?(?:greater|bigger|larger|more) than\b", ">", ("than",)),
         (r"\b(?:(?:is|are|be|was) )?(?:less|smaller|fewer) than\b", "<", ("than",)),
         (r"\b(?:(?:is|are) )?(?:equal to|the same (?:ratio |fraction |number |amount )?as)\b", "=",
@@ -270,13 +281,22 @@ _VERBAL: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = tuple(
         (r"(\d+(?:\.\d+)?)\s+(?:is\s+|are\s+|was\s+|gets\s+)?(?:reduced|marked down|discounted|lowered|decreased)\s+"
          r"by\s+(\d+(?:\.\d+)?)\s*%", r"(\1 - \2% of \1)", ("reduced", "marked down", "discounted", "lowered",
                                                              "decreased")),
+        # "multiply the top and bottom of 2/3 by 4": the fraction with both scaled
+        (r"\b(?:multipl(?:y|ying|ied))\s+(?:both\s+)?(?:the\s+)?(?:top|numerator)\s+and\s+(?:the\s+)?(?:bottom|denominator)"
+         r"\s+of\s+(\d+)\s*/\s*(\d+)\s+by\s+(\d+)", r"\1/\2 = (\1 * \3)/(\2 * \3)", ("multipl",)),
         (r"(?<=\d) x (?=\d)", " * ", (" x ",)),  # 4 x 5
+        # a number in tens and ones ("7 tens + 11 ones", "3 tens and 12 ones"): its expanded form
+        (r"\b(\d+) tens?\s*(?:and|\+)\s*(\d+) ones?\b", r"(\1 * 10 + \2)", ("ones",)),
         (r"(?<=\d) over (?=\d)", "/", (" over ",)),  # three over four
         (r"\b(\d+) point (\d(?: \d)*)\b", "", ("point",)),  # seventeen point five (joined below)
         (r"\bnegative (?=\d)", "-", ("negative",)),
         # a 3:4 ratio, in a sentence that says it is one (07:00 + 12:25 = 19:25 is a clock)
         (r"(\d+)(?::|\s:\s)(\d+)(?=\s*(?:=|is\b|are\b|and\b|,|\.|;|\)|$))", r"(\1/\2)", ("ratio",)),
     ))
+# two ratios equated, said "ratio" or not ("2:5 = 6:15", "2:5 = 6:__"; a clock's 07:00 + 12:25 = 19:25 adds)
+_RATIOS_EQUATED = re.compile(r"(?<![\d:.])(\d+)\s?:\s?(\d+)\s*(=|is the same as|is equivalent to|scales? (?:up )?to)\s*"
+                             r"(\d+|□)\s*:\s*(\d+|□)(?![\d:]|\.\d)", re.IGNORECASE)
+_RATIO_PAIR = re.compile(r"(?<![\d:.])(\d+|□)\s*:\s*(\d+|□)(?![\d:]|\.\d)")
 _WORD_NUM = re.compile(rf"\b({_NW})\b", re.IGNORECASE)
 _ORD_NUM = re.compile(rf"\b(\d+)/({_ORD})\b", re.IGNORECASE)
 _OF = re.compile(r"(\d+(?:\.\d+)?\s*%|\d+\s*/\s*\d+)\s+of\s+(?=[\d(])")
@@ -291,6 +311,7 @@ def normalise(text: str) -> str:
     # Each rewrite runs only when the words or signs it needs are in the text (the env reads every turn: most
     # sentences need few of them). No rewrite writes a word another one needs.
     s = text
+    s = _blanks(s)
     low = s.lower()
     present = {n for n in _ALL_NEEDS if n in low}
     for pat, rep, needs in _REPLACE:
@@ -304,6 +325,8 @@ def normalise(text: str) -> str:
         s = _NUMBER_WORDS.sub(_word_number, s)
         s = _WORD_NUM.sub(lambda m: str(_NUM_WORDS[m.group(1).lower()]), s)
         low = s.lower()
+    if ":" in s and "+" not in s and _RATIOS_EQUATED.search(s):
+        s = _RATIO_PAIR.sub(r"(\1/\2)", _RATIOS_EQUATED.sub(r"\1:\2 = \4:\5", s))
     for pat, rep, needs in _VERBAL:
         if any(n in low for n in needs):
             if "point" in needs:
@@ -319,6 +342,10 @@ def normalise(text: str) -> str:
     words = set(_ALPHA.findall(s.lower()))
     if not _IS_WORDS.isdisjoint(words) and not _SCALE_WORDS.search(s):  # "on the map, 1 cm is 10 km": a scale
         s = _UNIT_IS.sub(r"\1 = ", s)
+    if "%" in s and "of" in words:  # "10% of 60 is 6, so 5% is 3": the percents after of the same whole
+        s = _elliptic_percent(s)
+    if not words.isdisjoint(_ORD_PLURALS):  # "70 hundredths", "3 fourths"
+        s = _DIGIT_ORD.sub(lambda m: f"({m.group(1)}/{_ORDINALS[m.group(2).lower()]})", s)
     if "/" in s and any(o in words for o in _ORDINALS):
         s = _ORD_NUM.sub(lambda m: f"{m.group(1)}/{_ORDINALS[m.group(2).lower()]}", s)
     if "of" in words:
@@ -328,6 +355,38 @@ def normalise(text: str) -> str:
     if "=" in s or not _IS_WORDS.isdisjoint(words):
         s = _IS.sub(" = ", s)
     return s
+
+
+def _blanks(text: str) -> str:
+    """``text`` with each blank to fill in written ``□`` (the whole turn's, before it is split into sentences: a
+    "?" blank does not end a sentence)."""
+    if "?" in text or "_" in text or "[" in text or "□" in text or "☐" in text or "▢" in text or "how many" in text \
+            or "\\" in text:
+        return _BLANK.sub("□", text)  # (no space added: "6:__" is no sentence ending in a colon)
+    return text
+
+
+_ORD_PLURALS = frozenset(w for w in _ORDINALS if w.endswith("s"))
+_DIGIT_ORD = re.compile(r"(?<![\d.])(\d+)\s+(" + "|".join(sorted(_ORD_PLURALS, key=len, reverse=True)) + r")\b",
+                        re.IGNORECASE)
+_PCT_OF_WHOLE = re.compile(r"\d\s*%\s+of\s+(\d+(?:\.\d+)?)(?!\.?\d|\s*[%/])")
+_BARE_PCT = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*%(?!\s*of\b)(?=\s*(?:=|is|are|would be|will be)\s+(\d+(?:\.\d+)?)"
+                       r"(?!\.?\d|\s*[%/]))")
+
+
+def _elliptic_percent(s: str) -> str:
+    """A bare percent said to be a number after a percent of a whole is that percent of the whole ("10% of 60 is 6,
+    so 5% is 3"), unless the number is the percent as a decimal ("25% is 0.25")."""
+    m = _PCT_OF_WHOLE.search(s)
+    if m is None:
+        return s
+    whole = m.group(1)
+
+    def of_whole(p: re.Match) -> str:
+        if Fraction(p.group(2)) == Fraction(p.group(1)) / 100:
+            return p.group(0)
+        return f"{p.group(1)}% of {whole}"
+    return s[:m.end()] + _BARE_PCT.sub(of_whole, s[m.end():])
 
 
 _ALL_NEEDS = frozenset(n for _p, _r, needs in _REPLACE if needs for n in needs)
@@ -389,7 +448,10 @@ _DIST_FOR = re.compile(rf"{_Q}\s*{_VU}\s+for\s+{_Q}\s*{_TU}\b.{{0,30}}?\b(?:trav
 def _relational(s: str) -> str:
     low = s.lower()
     if "area" in low and ("triangl" in low or "rectangl" in low or "parallelogram" in low):
-        b, h, a = _BASE.search(s), _HEIGHT.search(s), _AREA.search(s)
+        b, h = _BASE.search(s), _HEIGHT.search(s)
+        # (the area's number is none of the lengths: "the area of a triangle with a base of 10" says no area)
+        lengths = (b.start(1), b.start(2), h.start(1), h.start(2)) if b and h else ()
+        a = next((m for m in _AREA.finditer(s) if m.start(1) not in lengths), None) if b and h else None
         if b and h and a:
             half = "1/2 * " if "triangl" in low else ""
             return f"{s} ; {half}{b.group(1) or b.group(2)} * {h.group(1) or h.group(2)} = {a.group(1)}"
@@ -423,14 +485,47 @@ def _relational(s: str) -> str:
     return s
 
 
-_UNITS_ASKED = re.compile(rf"\bhow many ({_UNIT_RE}) (?:are |is )?(?:there )?in (\d+(?:\.\d+)?) ?({_UNIT_RE})\b",
-                          re.IGNORECASE)
+_TRIP_ASKED = (
+    (re.compile(rf"{_Q}\s*(km|m)\s+at\s+{_Q}\s*{_VU}", re.IGNORECASE), "{0} {1} / {2} {3}"),  # the time
+    (re.compile(rf"{_Q}\s*(km|m)\s+in\s+{_Q}\s*{_TU}\b", re.IGNORECASE), "{0} {1} / {2} {3}"),  # the speed
+    (re.compile(rf"{_Q}\s*{_VU}\s+for\s+{_Q}\s*{_TU}\b", re.IGNORECASE), "{0} {1} * {2} {3}"),  # the distance
+)
+
+
+def _asked_quantity(norm: str) -> str | None:
+    """The computation of the families' quantity a question names with its case and no value: a rectangle's
+    perimeter or area ("perimeter of a 4 by 3 rectangle = ?"), a triangle's area from its base and height, a trip's
+    time, speed or distance ("120 km at 40 km/h")."""
+    low = norm.lower()
+    if "rectangl" in low and ("perimeter" in low or "area" in low) and (by := _BY.search(norm)):
+        if ("perimeter" in low) != ("area" in low):
+            a, b = by.group(1), by.group(2)
+            return f"2 * ({a} + {b})" if "perimeter" in low else f"{a} * {b}"
+    if "triangl" in low and "area" in low and (b := _BASE.search(norm)) and (h := _HEIGHT.search(norm)):
+        return f"1/2 * {b.group(1) or b.group(2)} * {h.group(1) or h.group(2)}"
+    if " at " in low or " in " in low or " for " in low:
+        for pat, form in _TRIP_ASKED:
+            if m := pat.search(norm):
+                return form.format(*m.groups())
+    return None
+
+
+_UNITS_ASKED = re.compile(rf"\bhow many ({_UNIT_RE}) (?:(?:are|is|make|makes|equal|equals|there|in|does|do)\s+)+"
+                          rf"(\d+(?:\.\d+)?) ?({_UNIT_RE})\b", re.IGNORECASE)
+# "Convert 9500 m to km.", "What is 9500 m in km?", "Write 2.5 kg in grams": a conversion asked for
+_CONVERT_ASKED = re.compile(rf"(?<![\d.])(\d+(?:\.\d+)?) ?({_UNIT_RE}) (?:to|into|in|as) ({_UNIT_RE})\b",
+                            re.IGNORECASE)
 _SCALE_WORDS = re.compile(r"\b(?:maps?|scales?|models?|drawings?|plans?|represents?|stands? for)\b", re.IGNORECASE)
 # "3 metres is 300 centimetres": "is" between a quantity and a number
 _UNIT_IS = re.compile(rf"(\d\s*(?:{_UNIT_RE})\.?)\s+(?:is|are|was|equals)\s+(?=[-(]?\d)", re.IGNORECASE)
 
 _TOKEN = re.compile(rf"\s*(?:(?P<num>\d+(?:\.\d+)?)(?:\s*(?P<unit>{_UNIT_RE})(?![a-z]))?|(?P<var>[a-z])(?![a-z])|"
-                    r"(?P<op>[-+*/()]))", re.IGNORECASE)
+                    rf"(?P<blank>□)(?:\s*(?P<bunit>{_UNIT_RE})(?![a-z]))?|(?P<op>[-+*/()]))", re.IGNORECASE)
+# a blank to fill in ("2/3 = __/9", "1 L = ? mL", "[ ]", "= how many km?"), written as one sign: ``□``
+_BLANK = re.compile(rf"(?<![A-Za-z0-9_])_{{2,}}(?![A-Za-z0-9_])|[□☐▢]|\[\s*\]|"
+                    rf"\\(?:square|Box|underline\{{\s*\}})(?![a-z])|"
+                    rf"(?:(?<=[=(])|(?<=[=(]\s)|^\s*)\?(?=\s*(?:[-+*/×÷]\s*[\d(]|(?:{_UNIT_RE})\b))|(?<=[-+*/×÷])\s*\?|"
+                    rf"(?<==)\s*how many(?=\s+(?:{_UNIT_RE})\b)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -473,7 +568,7 @@ class _Parser:
             if t and t[1] in "*/":
                 self.take()
                 node = Node(t[1], node, self.factor())
-            elif t and t[0] in ("num", "var") or t and t[1] == "(":  # implicit product: 3x, 2(4 + 1)
+            elif t and t[0] in ("num", "var", "blank") or t and t[1] == "(":  # implicit product: 3x, 2(4 + 1)
                 node = Node("*", node, self.factor())
             else:
                 return node
@@ -496,6 +591,12 @@ class _Parser:
             return Node("num", value=value, text=text)
         if t[0] == "var":
             return Node("var", text=t[1])
+        if t[0] == "blank":  # an unknown to fill in; its unit's size is its value's factor
+            unit = t[1].partition("|")[2]
+            if unit:
+                dim, factor = _UNITS[unit.lower()]
+                return Node("var", value=factor, text="□", dim=dim)
+            return Node("var", text="□")
         raise ValueError(f"unexpected {t}")
 
 
@@ -514,10 +615,12 @@ def parse(expr: str) -> Node | None:
             toks.append(("num", m.group("num") + ("|" + m.group("unit") if m.group("unit") else "")))
         elif m.group("var"):
             toks.append(("var", m.group("var").lower()))
+        elif m.group("blank"):
+            toks.append(("blank", "□|" + (m.group("bunit") or "")))
         else:
             toks.append(("op", m.group("op")))
         pos = m.end()
-    if not toks:
+    if not toks or len(toks) > 300:  # (no side of a sentence is that long: a deep tree would overflow the stack)
         return None
     try:
         p = _Parser(toks)
@@ -541,7 +644,7 @@ def evaluate(node: Node, rule: Callable[[Node], Fraction | None] | None = None) 
     if node.op == "num":
         return (Fraction(0), node.value)
     if node.op == "var":
-        return (Fraction(1), Fraction(0))
+        return (node.value if node.value is not None else Fraction(1), Fraction(0))
     if node.op == "neg":
         v = evaluate(node.left, rule)
         return None if v is None else (-v[0], -v[1])
@@ -587,6 +690,15 @@ def _ops(node: Node | None) -> set[str]:
 def _is_fraction(node: Node) -> bool:
     return node.op == "/" and node.left.op == "num" and node.right.op == "num" and "." not in node.left.text + \
         node.right.text
+
+
+def _scaled_fraction(node: Node) -> bool:
+    """``(2 × 4)/(3 × 4)``: a fraction with its top and bottom multiplied by the same number."""
+    if node.op != "/" or node.left.op != "*" or node.right.op != "*":
+        return False
+    top = {n.value for n in (node.left.left, node.left.right) if n.op == "num"}
+    return len(list(_leaves(node))) == 4 and bool(
+        top & {n.value for n in (node.right.left, node.right.right) if n.op == "num"})
 
 
 def _is_decimal(node: Node) -> bool:
@@ -640,15 +752,22 @@ def operations(rel: str, sides: list[Node]) -> set[str]:
             ops.add("dec_compare")
         elif negs:
             ops.add("int_compare")
-    if rel == "=" and len(sides) >= 2 and all(_is_fraction(s) for s in sides[:2]):
+    if rel == "=" and len(sides) >= 2 and all(_is_fraction(s) or _scaled_fraction(s) for s in sides[:2]) \
+            and any(_is_fraction(s) for s in sides[:2]):
         ops.add("frac_equiv")
-        if sides[0].right.value != sides[1].right.value:
+        if _const(sides[0].right) != _const(sides[1].right):
             ops.add("rename")
     if rel == "=" and any(_is_fraction(s) for s in sides) and any(_is_decimal(s) for s in sides):
         ops.add("dec_fraction")
+    if rel == "=" and len(sides) == 2 and all(s.op == "num" and not s.dim for s in sides) and any(
+            _is_decimal(s) for s in sides) and _places(sides[0]) != _places(sides[1]):
+        ops.add("dec_equiv")  # "0.5 = 0.50": a zero after the last digit changes nothing
     if any(getattr(leaf, "text", "").endswith("%") for leaf in leaves) or any(n.op == "pct" for s in sides
                                                                              for n in _walk(s)):
         ops.add("percent")
+    if any(n.op == "+" and n.paren and n.left.op == "*" and n.left.right.op == "num" and n.left.right.value == 10
+           for s in sides for n in _walk(s)):
+        ops.add("place")  # (7 * 10 + 11): tens and ones
     if rel == "=" and not ops and {"*"} & set().union(*(_ops(s) for s in sides)):
         ops.add("multiply")
     if rel == "=" and not ops and {"/"} & set().union(*(_ops(s) for s in sides)):
@@ -736,6 +855,8 @@ def _perimeter(node: Node) -> bool:
     nums = [leaf.value for leaf in _leaves(node)]
     if ops == {"+"} and len(nums) == 4 and sorted(nums)[0] == sorted(nums)[1] and sorted(nums)[2] == sorted(nums)[3]:
         return True
+    if node.op == "+" and ops == {"*", "+"} and node.left.op == "*" == node.right.op and not node.paren:  # 2a + 2b
+        return all(2 in (_const(n.left), _const(n.right)) for n in (node.left, node.right))
     return node.op == "*" and ops == {"*", "+"} and 2 in (_const(node.left), _const(node.right))
 
 
@@ -747,7 +868,7 @@ KC_OPERATIONS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "comparing_fractions": {"frac_compare"},
     "place_value": {"whole_add", "place"},
     "regrouping": {"whole_add_regroup"},
-    "decimal_place_value": {"dec_compare", "dec_fraction", "dec_add"},
+    "decimal_place_value": {"dec_compare", "dec_fraction", "dec_add", "dec_equiv"},
     "comparing_decimals": {"dec_compare"},
     "adding_decimals": {"dec_add"},
     "number_line": {"int_compare", "int_add", "int_sub"},
@@ -942,6 +1063,9 @@ def _rectangle_sides(node: Node) -> tuple[Fraction, Fraction] | None:
     nums = sorted(leaf.value for leaf in _leaves(node))
     if len(nums) == 4 and _ops(node) == {"+"}:
         return nums[0], nums[2]
+    if node.op == "+":  # 2a + 2b
+        a, b = (n.right if _const(n.left) == 2 else n.left for n in (node.left, node.right))
+        return (a.value, b.value) if a.op == "num" == b.op else None
     other = node.right if _const(node.left) == 2 else node.left
     if other.op == "+" and other.left.op == "num" and other.right.op == "num":
         return other.left.value, other.right.value
@@ -1213,13 +1337,16 @@ class ContentReader:
         (self.kc_ids, self._kc_ops, self._kc_words, self._mis_by_kc, self._topic, self._names, self.props,
          self._by_stem, self._matched, self._mask) = _material(task)
         self._equation: Lin | None | object = _UNSET
+        self._task_template: tuple[Node, Node] | None = None
+        self._template: tuple[Node, Node] | None = None  # the equation of the turn being read (or the task's)
         self._readings: dict[str, Reading] = {}  # this reader's readings: they go when the reader goes
 
     @property
     def _task_equation(self) -> Lin | None:
         """The task's own equation, when it has one in x (the reference for ``x = …`` claims); computed once."""
         if self._equation is _UNSET:
-            self._equation = _equation_of(self.task.statement)
+            found = _equation(self.task.statement)
+            self._equation, self._task_template = (found[0], found[1:]) if found else (None, None)
         return self._equation  # type: ignore[return-value]
 
     @classmethod
@@ -1233,9 +1360,16 @@ class ContentReader:
 
     def _read(self, text: str) -> Reading:
         claims: list[Claim] = []
-        text = _plain(text)
+        text = _blanks(_plain(text))
         # ``x = 9`` is checked against the equation the turn works on (its first full equation), else the task's
-        reference: Lin | None = _equation_of(text) or self._task_equation
+        own = _equation(text)
+        # (the task's equation is no reference for a lone "x = 10": the turn may work another equation, said before)
+        reference: Lin | None = own[0] if own else None
+        self._task_equation  # noqa: B018 (computes the task's equation and its sides once)
+        # its sides: a number written for the unknown in them is the check of a solution ("2(5) + 20 = 30")
+        self._template = own[1:] if own else self._task_template
+        solving: list[int] = []  # the questions that ask for an equation's solution ("Solve 3x = 15.")
+        before = 0  # how many math claims the sentence before made
         carry: list = []  # the last true step's (value, expression): "9 × 10 = 90; 90 ÷ 2 = 45" goes on from it
         problem: tuple[str, str] | None = None  # "Let's solve 6 + 4 × 8.": the expression the turn works out
         prev = ""
@@ -1259,6 +1393,23 @@ class ContentReader:
                 named = _named_problem(norm)
                 if named is not None:
                     problem = (named, sent)
+            if math_claims and "x" in norm and _X.search(norm):
+                if any(c.question and c.kc is not None for c in math_claims):
+                    solving += [len(claims) + i for i, c in enumerate(math_claims) if c.question]
+                elif solving and _SOLVED.search(norm) and any(c.verdict == TRUE for c in math_claims):
+                    # "Solve 3x = 15: x = 5.": the turn answers what it asked; the solution is a statement
+                    claims = [c for i, c in enumerate(claims) if i not in solving]
+                    solving = []
+            if not math_claims and asked and before and _ASKS_UNKNOWN.search(sent) and not _ANY_DIGIT.search(norm):
+                # "x + 10 = 40. What goes in the blank?": the equation said before is what is asked
+                idx = range(len(claims) - before, len(claims))
+                if all(claims[i].kc is not None and not claims[i].question and claims[i].verdict == TRUE
+                       and "x" in context and _X.search(context) for i in idx):
+                    for i in idx:
+                        claims[i] = replace(claims[i], question=True, demand=_demand(sent, math=True))
+                    solving += list(idx)
+                    before = 0
+            before = len(math_claims)
             claims += math_claims
             if not math_claims:
                 if not asked and _PROMPT_BEFORE.search(sent):
@@ -1284,12 +1435,29 @@ class ContentReader:
               carry: list | None = None) -> tuple[list[Claim], Lin | None]:
         carry = [] if carry is None else carry
         out: list[Claim] = []
+        if ("add" in norm or "subtract" in norm or "ultiply" in norm or "ivide" in norm) and _STEP_WORDS.search(norm):
+            norm = _steps_in_words(norm, carry[0][0] if carry else None)
         for chain in _chains(norm):
             parts = _REL.split(chain)
+            if len(parts) > 81:  # forty relations in one chain: no sentence a tutor writes
+                continue
             sides_txt, rels = parts[0::2], parts[1::2]
             question = any(s.strip() in ("?", "") or s.strip().endswith("?") and parse(s.strip(" ?")) is None
                            for s in sides_txt[1:])
             nodes = [parse(s.strip(" ?")) for s in sides_txt]
+            blank = -1  # the side with a blank to fill ("2/3 = __/9", "9500 m = __ km"): asked for, not stated
+            if "□" in chain and sides_txt[-1].strip(" ?.") == "□" and chain.count("□") == 1:
+                question, nodes = True, nodes[:-1]  # "2/3 + 1/4 = ___": the expression asked for, as "= ?"
+            elif "□" in chain:
+                filled = _filled(nodes, rels)
+                if filled is None:
+                    continue
+                blank, nodes, rels, said = filled
+                if blank < 0:  # "3 × __ = 15": an equation in an unknown, asked
+                    out.append(self._claim("=", nodes, TRUE, question=True, raw=raw))
+                    continue
+                if said:
+                    blank = -1
             if question:
                 node = nodes[0]
                 if node is None or _const(node) is None or node.op == "num":
@@ -1298,33 +1466,50 @@ class ContentReader:
                 continue
             if any(n is None for n in nodes) or len(nodes) < 2:
                 continue
+            if reference is None and len(nodes) == 2 and nodes[0].op == "var" and nodes[1].op == "num":
+                continue  # "x = 10." with no equation in the turn: nothing to check it against
             verdict, reference = _check(nodes, rels, reference)
             if verdict is None:
                 continue
+            # "6(5) + 16 = 30 + 16 = 46": a chain from the equation's side with a number for its unknown to its other
+            # side checks a solution, every step of it
+            checks = frozenset({"equation"}) if len(nodes) > 2 and rels[0] == "=" and self._template is not None \
+                and _substituted(self._template, [nodes[0], nodes[-1]]) else frozenset()
             # bare whole numbers equated (``5 = 5``, or prose read as ``3 = 30`` from "3 tens make 30") state
             # nothing checkable; decimals compared (``0.5 > 0.45``) and quantities with units (``3 km = 3000 m``) do
             if all(n.op == "num" for n in nodes) and "=" in rels and (
                     all("." not in n.text and not n.dim for n in nodes)
                     or any(n.dim for n in nodes) and not all(n.dim for n in nodes)):  # "= 50 000 cm": a number kept
                 continue
-            for rel, (a, b) in zip(rels, zip(nodes, nodes[1:], strict=False), strict=False):
+            for i, (rel, (a, b)) in enumerate(zip(rels, zip(nodes, nodes[1:], strict=False), strict=False)):
                 v = _check([a, b], [rel], reference)[0]
                 if v is None:
+                    continue
+                if blank in (i, i + 1):
+                    if rel == "=":
+                        out.append(self._claim(rel, [a, b], TRUE, question=True, raw=raw))
                     continue
                 whole = _continued(a, carry) if v and rel == "=" else a
                 # a continued step is the computation begun in the sentence before: "10% of 84 is 8.4. 84 - 8.4 =
                 # 75.6" takes 10% off 84 though its own sentence says no "%"
                 context = carry[0][2] if whole is not a else ""
                 out.append(self._claim(rel, [whole, b], TRUE if v else FALSE, question=asked, raw=raw,
-                                       context=context))
+                                       context=context, also=checks))
                 if v and rel == "=" and a.op not in ("num", "var") and b.op == "num" and b.value is not None:
                     carry[:] = [(b.value, whole, f"{context} {raw}" if context else raw)]
-        if not out and asked and (m := _UNITS_ASKED.search(raw)):
-            # "How many cm are in 2 m?": a conversion asked for
-            n = parse(f"{m.group(2)} {m.group(3)}")
-            to = parse(f"1 {m.group(1)}")
-            if n is not None and to is not None and n.dim is not None and n.dim == to.dim:
+        if not out and asked and ((m := _UNITS_ASKED.search(raw)) or (m := _CONVERT_ASKED.search(raw))):
+            # "How many cm are in 2 m?", "Convert 9500 m to km.": a conversion asked for
+            amount, unit, to_unit = m.group(2, 3, 1) if m.re is _UNITS_ASKED else m.group(1, 2, 3)
+            n = parse(f"{amount} {unit}")
+            to = parse(f"1 {to_unit}")
+            if n is not None and to is not None and n.dim is not None and n.dim == to.dim \
+                    and n.value * Fraction(to.text) != to.value * Fraction(n.text):  # "9500 m in m" asks nothing
                 out.append(self._claim("=", [n, to], TRUE, question=True, raw=raw))
+        if "common" in norm.lower() or "lc" in norm.lower():
+            out += self._common_denominator(norm, asked, raw)
+        if not out and asked and (said := _asked_quantity(norm)) is not None and (node := parse(said)) is not None:
+            # "What is the perimeter of a 4 by 3 rectangle?", "How long is 120 km at 40 km/h?": the quantity asked
+            out.append(self._claim("=", [node], TRUE, question=True, raw=raw))
         if not out and asked:
             # "What is 1/2 + 1/3?": an expression asked for
             for span in _MATH_SPAN.findall(norm):
@@ -1335,11 +1520,39 @@ class ContentReader:
                     break
         return out, reference
 
+    def _common_denominator(self, norm: str, asked: bool, raw: str) -> list[Claim]:
+        """"The LCD of 4 and 6 is 12" (the least common multiple), "a common denominator of 4 and 6 is 24" (a
+        multiple of both), or asked for ("What is the LCD of 4 and 6?")."""
+        m = _LCD.search(norm)
+        kcs = [k for k in self.kc_ids if {"frac_add_unlike", "rename"} <= self._kc_ops[k]]  # renaming to add
+        if m is None or not kcs:
+            return []
+        a, b = int(m.group(2)), int(m.group(3))
+        if a <= 0 or b <= 0:
+            return []
+        if asked:
+            return [Claim(kcs[0], TRUE, True, demand=_demand(raw, math=True))]
+        if m.group(4) is None:
+            return []
+        c = int(m.group(4))
+        least = not m.group(1).lower().startswith("a ")
+        ok = c == math.lcm(a, b) if least else c > 0 and c % a == 0 and c % b == 0
+        return [Claim(kcs[0], TRUE if ok else FALSE)]
+
     def _claim(self, rel: str, nodes: list[Node], verdict: str, question: bool, raw: str,
-               context: str = "") -> Claim:
-        ops = operations(rel, nodes)
+               context: str = "", also: frozenset[str] = frozenset()) -> Claim:
+        ops = operations(rel, nodes) | also
+        says_percent, says_division = _raw_words(raw)
+        if rel == "=" and "equation" not in ops and len(nodes) == 2 and (
+                self._template is not None and _substituted(self._template, nodes)
+                or _undone_and_checked(nodes[0], nodes[1])):
+            ops.add("equation")
+        if "precedence" not in ops and says_division and any(
+                "/" in (flat := _ops(n)) and {"+", "-"} & flat for n in nodes):
+            # "12 - 8 ÷ 4": the sign says the "/" is a division, not a fraction's bar
+            ops.add("precedence")
         percent_like = any(_pct_value(n) is not None or n.op == "*" or _is_decimal(n) for s in nodes for n in _walk(s))
-        if _PERCENT_WORD.search(raw) and percent_like:
+        if says_percent and percent_like:
             ops.add("percent")
         # a step continued from a percent step is checked against the percent misconceptions too (its component
         # is still the one its own sentence performs)
@@ -1444,7 +1657,9 @@ class ContentReader:
 
 # markdown an LLM writes: emphasis, headings, list bullets and numbers at a line's start (a "- 21 + 20" bullet is
 # not a negative number)
-_MARKDOWN = re.compile(r"\*\*|__|^[ \t]*(?:#{1,6}|[-*+•]|\d{1,2}[.)])[ \t]+", re.MULTILINE)
+# (a run of underscores between spaces or signs is a blank to fill in: "2/3 = __/9")
+_MARKDOWN = re.compile(r"\*\*|(?<=[A-Za-z0-9])__(?!_)|(?<!_)__(?=[A-Za-z0-9])|"
+                       r"^[ \t]*(?:#{1,6}|[-*+•]|\d{1,2}[.)])[ \t]+", re.MULTILINE)
 
 
 def _plain(text: str) -> str:
@@ -1487,9 +1702,16 @@ def _closest(named: tuple[tuple[str, frozenset[str]], ...], sentence: str) -> st
 def _name_words(words: tuple[str, ...]) -> frozenset[str]:
     """The stems of a component's keywords and name."""
     return frozenset(stem(w) for w in _WORD.findall(" ".join(words).lower()))
+@functools.lru_cache(maxsize=1024)
+def _raw_words(raw: str) -> tuple[bool, bool]:
+    """Whether a sentence says a percent, and a division sign (once per sentence, not per claim)."""
+    return bool(_PERCENT_WORD.search(raw)), "÷" in raw or "div" in raw.lower()
+
+
 _PERCENT_WORD = re.compile(r"%|percent|per cent|\boff\b|discount", re.IGNORECASE)
 _PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|work out|solve|explain|describe|"
-                     r"compare|show|estimate|predict|convert|simplify|tell me)\b", re.IGNORECASE)
+                     r"compare|show|estimate|predict|convert|simplify|tell me|evaluate|determine|express|figure out)\b",
+                     re.IGNORECASE)
 # "How many dollars does it cost now?": a question asking for a quantity
 _ASKS_VALUE = re.compile(r"^\s*(?:(?:so|then|now|and)\s*,?\s+)?(?:how (?:much|many|far|long)\b|what(?:'s|\s+is|\s+does|"
                          r"\s+will|\s+would|\s+do)\b|evaluate\b|find\b|compute\b|calculate\b|work\b)",
@@ -1536,7 +1758,19 @@ def _chains(norm: str) -> list[str]:
         chain = chain if t not in ("", None) else chain
     if len(chain) >= 3:
         out.append("".join(chain))
-    return [c for c in map(_unlabelled, out) if all(p.strip() for p in _REL.split(c)[0::2])]
+    out = [c for c in map(_unlabelled, out) if all(p.strip() for p in _REL.split(c)[0::2])]
+    if "x" in norm:  # "8x = 16 comes to 2": an equation in x, then its solution
+        out = [piece for c in out for piece in _solution_after(c)]
+    return out
+
+
+def _solution_after(chain: str) -> tuple[str, ...]:
+    m = _SOLVED_AFTER.match(chain) if chain.count("=") == 2 and len(chain) < 200 else None
+    return (m.group(1), f"x = {m.group(2)}") if m else (chain,)
+
+
+_SOLVED_AFTER = re.compile(r"^([^=<>]*(?<![A-Za-z'])x(?![A-Za-z'])[^=<>]*=\s*-?\d+(?:\.\d+)?\s*)="
+                           r"\s*(-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?)\s*$")
 
 
 def _unlabelled(chain: str) -> str:
@@ -1549,14 +1783,27 @@ def _unlabelled(chain: str) -> str:
 
 
 # the math at the end / start of a piece of prose; a quantity's unit may follow each number ("6 cm × 4 cm")
-_TAIL = re.compile(rf"(?:[-(]*\s*\d(?:[\d\s.+\-*/()%x]|(?<=[\d\s])(?:{_UNIT_RE})\b)*)$", re.IGNORECASE)
-_HEAD = re.compile(rf"^\s*(?:\?|[-(]*\s*[\d(][\d\s.+\-*/()%x]*(?:\s*(?:{_UNIT_RE})\b)?(?:\s*[-+*/]\s*[\d(]"
-                   rf"[\d\s.+\-*/()%x]*(?:\s*(?:{_UNIT_RE})\b)?)*)", re.IGNORECASE)
+# (the unknown alone is a side too: "so x = 5")
+_TAIL = re.compile(rf"(?:[-(]*\s*(?:[\d□]|(?<![\w'])x(?![\w']))(?:[\d\s.+\-*/()%x□]|(?<=[\d\s□])(?:{_UNIT_RE})\b)*"
+                   rf"|(?<![\w'])x\s*)$",
+                   re.IGNORECASE)
+_HEAD = re.compile(rf"^\s*(?:\?|[-(]*\s*[\d(□][\d\s.+\-*/()%x□]*(?:\s*(?:{_UNIT_RE})\b)?(?:\s*[-+*/]\s*[\d(□]"
+                   rf"[\d\s.+\-*/()%x□]*(?:\s*(?:{_UNIT_RE})\b)?)*)", re.IGNORECASE)
 
 
 def _trailing_math(piece: str) -> str:
     m = _TAIL.search(piece.rstrip(" ,"))
+    if m and "v" in piece and _VERSUS.search(piece, 0, m.start()):
+        return ""  # "1/9 vs 1/10 comes to 1/9": the choice between two, not 1/10 = 1/9
+    if m and piece[:m.start()].rstrip()[-1:] in ("+", "*", "/", "(", "^"):
+        return ""  # "(base * height) / 2 = …": the math goes on into words; its last number alone is not a side
+    if m and "by" in piece and _BY_WORD.search(piece, 0, m.start()):
+        return ""  # "multiply the top and bottom by 4 to get 8/12": the 4 is what they are multiplied by
     return m.group(0) if m else ""
+
+
+_BY_WORD = re.compile(r"\bby\s*$", re.IGNORECASE)
+_VERSUS = re.compile(r"\b(?:vs\.?|versus)\s*$", re.IGNORECASE)
 
 
 def _leading_math(piece: str) -> str:
@@ -1692,6 +1939,11 @@ def _demand(text: str, math: bool) -> str:
 
 
 _UNSET = object()
+_ASKS_UNKNOWN = re.compile(r"\b(?:what (?:goes|number goes|belongs) in the (?:blank|box)|"
+                           r"(?:what is|what's|find|solve for) (?:the value of )?x\b|"
+                           r"what (?:number|value) (?:is|makes|goes)|solve (?:it|this|that)\b)",
+                           re.IGNORECASE)
+_SOLVED = re.compile(r"(?<![\w'])x\s*=\s*-?\d")  # an equation's solution stated: "x = 5"
 _X = re.compile(r"(?<![a-wyz])x(?![a-wyz])", re.IGNORECASE)  # an x that is not inside a word ("3x", "x = 5")
 
 
@@ -1717,17 +1969,156 @@ def _named_problem(norm: str, written: bool = False) -> str | None:
 
 def _equation_of(text: str) -> Lin | None:
     """The solution of the first equation in x of ``text`` that is more than ``x = value``."""
+    found = _equation(text)
+    return found[0] if found else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _equation(text: str) -> tuple[Lin, Node, Node] | None:
+    """The first equation in x of ``text`` that is more than ``x = value``: its solution and its two sides."""
     if "x" not in text or not _X.search(text):
         return None
     # sentence by sentence: "Solve 8x + 20 = 52. Computing 52 - 20, we get 32." is not one chain
     for chain in (c for sent in sentences(text) if _X.search(sent) for c in _chains(normalise(sent))):
         parts = _REL.split(chain)
         nodes = [parse(s) for s in parts[0::2]]
-        if len(nodes) >= 2 and None not in nodes and not (nodes[0].op == "var" and nodes[1].op == "num"):
+        if len(nodes) >= 2 and None not in nodes and not (nodes[0].op == "var" and nodes[1].op == "num") \
+                and parts[1] == "=":
             verdict, ref = _check(nodes[:2], parts[1:2], None)
             if ref is not None:
-                return ref
+                return ref, nodes[0], nodes[1]
     return None
+
+
+# a step said in words after the value it works on: "4 × 2 = 8, then add 3 to get 11", "Now divide by 9 to get 2."
+_STEP_WORDS = re.compile(r"\b(add|subtract|take away|multiply by|divide by)\s+(-?\d+(?:\.\d+)?)\s*=\s*"
+                         r"(?=-?\d)", re.IGNORECASE)
+_LCD = re.compile(r"\b(lcd|lcm|(?:least|lowest|smallest) common (?:denominator|multiple)|"
+                  r"a common (?:denominator|multiple))\s+"
+                  r"(?:of|for)\s+(\d+)\s*(?:and|,|&)\s*(\d+)(?:\s*(?:=|is)\s*(\d+)(?!\d|\.\d|\s*/))?", re.IGNORECASE)
+_STEP_SIGN = {"add": "+", "subtract": "-", "take away": "-", "multiply by": "*", "divide by": "/"}
+_LAST_VALUE = re.compile(r"=\s*(-?\d+(?:\.\d+)?)(?![\d.]|\s*[-+*/(])")
+
+
+def _steps_in_words(norm: str, carried: Fraction | None) -> str:
+    """``norm`` with each step said in words written out on the value before it: the last value a relation of the
+    sentence gave ("= 8, then add 3 = 11": 8 + 3 = 11), or at the sentence's start the last step's before it."""
+    def written(m: re.Match) -> str:
+        before = [v.group(1) for v in _LAST_VALUE.finditer(norm, 0, m.start())]
+        if before:
+            value = before[-1]
+        elif carried is not None and not _ANY_DIGIT.search(norm, 0, m.start()):
+            value = _plain_number(carried)
+            if value is None:
+                return m.group(0)
+        else:
+            return m.group(0)
+        return f"; {value} {_STEP_SIGN[m.group(1).lower()]} {m.group(2)} = "
+    return _STEP_WORDS.sub(written, norm)
+
+
+def _undone_and_checked(node: Node, stated: Node) -> bool:
+    """``a × ((c − b) ÷ a) + b = c``: a run of steps that undid ``a x + b = c`` ("34 − 16 = 18; 18 ÷ 9 = 2") and
+    put the value back to check it ("9 × 2 + 16 = 34"), as the continued steps read it: an equation solved."""
+    if node.op not in ("+", "-") or node.left.op != "*" or node.right.op != "num" or stated.op != "num":
+        return False
+    b, c = node.right.value, stated.value
+    for a, undo in ((node.left.left, node.left.right), (node.left.right, node.left.left)):
+        if a.op == "num" and undo.op == "/" and undo.right.op == "num" and undo.right.value == a.value \
+                and undo.left.op == ("-" if node.op == "+" else "+") and undo.left.left.op == "num" \
+                and undo.left.left.value == c and undo.left.right.op == "num" and undo.left.right.value == b:
+            return True
+    return False
+
+
+def _substituted(template: tuple[Node, Node], nodes: list[Node]) -> bool:
+    """Whether ``a = b`` is the equation ``template`` with a number written for its unknown ("2(5) + 20 = 30" for
+    2x + 20 = 30: the check of a solution), either way round."""
+    if len(nodes) != 2 or any(leaf.op == "var" for n in nodes for leaf in _leaves(n)):
+        return False
+    for left, right in (template, template[::-1]):
+        bound: list[Fraction] = []
+        if _instance(left, nodes[0], bound) and _instance(right, nodes[1], bound) and bound:
+            return True
+    return False
+
+
+def _filled(nodes: list[Node | None], rels: list[str]) -> tuple[int, list[Node], list[str], bool] | None:
+    """A chain with one blank (``□``) in it, the blank solved from the side it is equated to: (the blank's side,
+    the sides with the blank's value written in, the relations, whether the turn said the value) when the blank is
+    a whole side, a quantity's number ("__ km") or a fraction's part ("__/9"); (-1, the two sides of the equation,
+    …) when it is inside a computation ("3 × __ = 15": an equation in an unknown); ``None`` when it cannot be
+    solved or its value is not a plain number. A bare number after the blank's side is its value said ("1 L = __
+    mL gives 1000"): written in, the relation is a statement to check, not a question."""
+    if None in nodes or len(nodes) < 2:
+        return None
+    holding = [i for i, n in enumerate(nodes) if any(leaf.op == "var" for leaf in _leaves(n))]
+    if len(holding) != 1:
+        return None
+    j = holding[0]
+    side = nodes[j]
+    blanks = [leaf for leaf in _leaves(side) if leaf.op == "var"]
+    if len(blanks) != 1 or blanks[0].text != "□":
+        return None
+    part = side.op == "/" and {side.left.op, side.right.op} == {"num", "var"}
+    unit = blanks[0].value or Fraction(1)
+    said = None
+    if j > 0 and j + 2 == len(nodes) and rels[j] == "=" and nodes[j + 1].op == "num" and not nodes[j + 1].dim \
+            and (side.op == "var" or part):
+        said, nodes, rels = nodes[j + 1].value, nodes[:-1], rels[:-1]
+    k = j - 1 if j > 0 and rels[j - 1] == "=" else j + 1 if j < len(rels) and rels[j] == "=" else None
+    if k is None:
+        return None
+    other = _const(nodes[k])
+    if other is None:
+        return None
+    lin = evaluate(side)
+    if said is not None:
+        value = said
+    elif lin is not None and lin[0] != 0:
+        value = (other - lin[1]) / lin[0] / unit  # in the blank's unit ("9500 m = __ km": 9.5)
+    elif side.op == "/" and side.right.op == "var" and (top := _const(side.left)) is not None and other != 0:
+        value = top / other  # "6/__ = 2/3"
+    else:
+        return None
+    if side.op != "var" and not part:
+        return -1, [side, nodes[k]], rels, False
+    text = _plain_number(value)
+    if text is None or part and value.denominator != 1:
+        return None
+    number = Node("num", value=value * unit, text=text, dim=blanks[0].dim)
+    if side.op == "var":
+        side = number
+    else:
+        side = replace(side, left=number) if side.left.op == "var" else replace(side, right=number)
+    return j, [*nodes[:j], side, *nodes[j + 1:]], rels, said is not None
+
+
+def _plain_number(value: Fraction) -> str | None:
+    """``value`` written as a whole number or a terminating decimal, else ``None``."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    d, places = value.denominator, 0
+    while d % 10 == 0 or d % 2 == 0 or d % 5 == 0:
+        d //= 10 if d % 10 == 0 else 2 if d % 2 == 0 else 5
+        places += 1
+    if d != 1 or places > 6:
+        return None
+    digits = str(abs(value.numerator) * 10 ** places // value.denominator).rjust(places + 1, "0")
+    return ("-" if value < 0 else "") + digits[:-places] + "." + digits[-places:]
+
+
+def _instance(t: Node | None, n: Node | None, bound: list[Fraction]) -> bool:
+    if t is None or n is None:
+        return t is n
+    if t.op == "var":
+        if n.op != "num" or (bound and bound[0] != n.value):
+            return False
+        bound[:] = [n.value]
+        return True
+    if t.op == "num":
+        return n.op == "num" and n.value == t.value
+    return t.op == n.op and _instance(t.left, n.left, bound) and _instance(t.right, n.right, bound)
 
 
 def _fingerprint(task: Task) -> tuple:

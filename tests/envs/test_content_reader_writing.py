@@ -246,3 +246,349 @@ def test_the_equation_a_turn_works_on_is_its_own_reference(text) -> None:
     # the turn's equation (x = 4), not the task's, is what its steps are checked against
     reading = _reader("math", "two_step_equation").read(text)
     assert reading.claims and not reading.false_statements(), reading
+
+
+_EQUATION_KCS = {"inverse_operations", "balance_principle", "two_step_equations"}
+
+
+@pytest.mark.parametrize("text", [
+    "3x = 15, so x = 5.",  # the unknown alone on a side
+    "The solution of 3x = 15 is x = 5.",  # the equation, then its solution named
+    "If x is 5, then 3x comes out to 15.",
+    "x = 5 because 3 × 5 = 15. That matches 3x = 15.",
+    "For 2x + 20 = 30: check: 2(5) + 20 = 30 ✓",  # a number written for the unknown: a solution checked
+    "Solve 3x = 15: x = 5.",  # the answer given: a statement, not a question
+    "What is x if 3x = 15? x = 5.",
+])
+def test_an_equation_solution_in_prose_is_true_on_the_equation(text) -> None:
+    reading = _reader("math", "two_step_equation").read(text)
+    claims = [c for c in reading.claims if c.source == "math"]
+    assert claims and all(c.verdict == TRUE and not c.question for c in claims), (text, normalise(text), reading)
+    assert reading.kc in _EQUATION_KCS and reading.true_statements(reading.kc), (text, reading)
+
+
+@pytest.mark.parametrize("text", [
+    "The solution of 3x = 15 is x = 6.",
+    "If x is 6, then 3x comes out to 15.",
+    "For 2x + 20 = 30: check: 2(4) + 20 = 30 ✓",
+    "Solve 3x = 15: x = 6.",
+])
+def test_an_equation_solution_with_a_wrong_number_is_false(text) -> None:
+    reading = _reader("math", "two_step_equation").read(text)
+    assert any(c.verdict == FALSE and c.kc in _EQUATION_KCS for c in reading.claims), (text, reading)
+
+
+def test_a_solve_prompt_without_its_answer_stays_a_question() -> None:
+    reader = _reader("math", "two_step_equation")
+    reading = reader.read("Solve 4x = 44.")
+    assert [c.question for c in reading.claims] == [True] and reading.kc in _EQUATION_KCS, reading
+    # arithmetic that is not the equation with a number for its unknown is not the equation's check
+    assert reader.read("For 2x + 20 = 30: 2 × 4 + 20 = 28.").claims[-1].kc not in _EQUATION_KCS
+
+
+@pytest.mark.parametrize(("task_id", "text", "kc"), [
+    # a blank to fill in is the unknown of the relation: a question on the computation that fills it
+    ("fraction_addition", "Your turn: 2/3 = __/9. What goes in the blank?", "fraction_equivalence"),
+    ("fraction_addition", "Fill in the blank: 2/3 = ___/9", "fraction_equivalence"),
+    ("fraction_addition", "2/3 = ?/9", "fraction_equivalence"),
+    ("fraction_addition", "2/3 = □/9", "fraction_equivalence"),
+    ("fraction_addition", "**Try this:** 2/3 = [ ]/9", "fraction_equivalence"),
+    ("fraction_addition", "2/3 = 6/_____", "fraction_equivalence"),
+    ("fraction_addition", "1/2 + 1/3 = ____", "common_denominator"),
+    ("unit_conversion", "9500 m = __ km", None),
+    ("unit_conversion", "1 L = __ mL", None),
+    ("unit_conversion", "1 L = ? mL", None),
+    ("unit_conversion", "2.5 kg = ___ g. Think about which unit is bigger.", None),
+    ("unit_conversion", "9500 m = how many km?", None),
+    ("two_step_equation", "3 × __ = 15", "inverse_operations"),
+    ("two_step_equation", "2 × ? + 20 = 30", "inverse_operations"),
+    # a conversion asked for in words
+    ("unit_conversion", "How many mL is 1 L?", None),
+    ("unit_conversion", "How many grams make 2.5 kg?", None),
+    ("unit_conversion", "Convert 9500 m to km.", None),
+    ("unit_conversion", "What is 9500 m in km?", None),
+    ("unit_conversion", "Write 2.5 kg in grams.", None),
+])
+def test_a_blank_or_a_conversion_asked_for_is_a_question_on_its_computation(task_id, text, kc) -> None:
+    reader = _reader("math", task_id)
+    reading = reader.read(text)
+    assert reading.claims and all(c.question for c in reading.claims if c.source == "math"), (text, reading)
+    assert not reading.true_statements(reading.kc or "") and not reading.false_statements(), (text, reading)
+    kcs = {kc} if kc else {k.id for k in reader.task.knowledge_components}
+    assert reading.kc in kcs, (text, normalise(text), reading)
+
+
+def test_a_blank_asks_for_the_case_against_the_misconception() -> None:
+    reading = _reader("math", "fraction_addition").read("2/3 = __/9")
+    assert reading.refuted == ("add_same_to_top_and_bottom",), reading  # 6/9, not 8/9
+    assert not _reader("math", "fraction_addition").read("2/3 = __/3").refuted  # both rules give 2/3
+
+
+@pytest.mark.parametrize(("task_id", "text"), [
+    ("fraction_addition", "2/3 = 5/9"),  # the blank filled wrong
+    ("unit_conversion", "1 L = 100 mL"),
+    ("unit_conversion", "9500 m = 95 km"),
+    ("fraction_addition", "2/3 = 4/9 = __/18"),  # a wrong step before a blank
+])
+def test_a_blank_filled_with_a_wrong_number_is_false(task_id, text) -> None:
+    reading = _reader("math", task_id).read(text)
+    assert reading.false_statements() and not reading.true_statements(reading.kc or ""), (text, reading)
+
+
+@pytest.mark.parametrize(("task_id", "text"), [
+    ("unit_conversion", "What is 9500 m in m?"),  # the same unit: nothing to convert
+    ("fraction_addition", "2/3 = __/__"),  # two blanks: nothing to solve
+    ("fraction_addition", "2/3 = __/7"),  # no whole number fills it
+    ("fraction_addition", "__2/3__ is the fraction we start from"),  # emphasis, not a blank
+])
+def test_what_a_blank_cannot_fill_is_no_question(task_id, text) -> None:
+    reading = _reader("math", task_id).read(text)
+    assert not any(c.question and c.kc for c in reading.claims), (text, normalise(text), reading)
+
+
+def test_a_question_mark_ending_a_question_is_not_a_blank() -> None:
+    text = "A submarine at -40 m rises to -15 m. How far did it rise? -15 - (-40) = 25 m."
+    reading = _reader("math", "integer_subtraction").read(text)
+    assert reading.kc == "subtracting_integers" and reading.true_statements("subtracting_integers"), reading
+    assert not any(c.question for c in reading.claims), reading
+
+
+@pytest.mark.parametrize(("text", "verdict", "question"), [
+    ("$12 - 8 \\div 4 = 12 - 2 = 10$", TRUE, False),  # the division sign: a division, not a fraction's bar
+    ("12 - 8 ÷ 4 = 10.", TRUE, False),
+    ("What is 20 - 12 ÷ 4?", TRUE, True),
+    ("Evaluate 18 - 3 × 4.", TRUE, True),  # a prompt to evaluate an expression asks for its value
+    ("Determine 10 - 2 × 3.", TRUE, True),
+    ("12 - 8 ÷ 4 = 1.", FALSE, False),
+])
+def test_precedence_with_a_division_sign_or_an_evaluate_prompt(text, verdict, question) -> None:
+    reading = _reader("math", "order_of_operations").read(text)
+    first = reading.claims[0]
+    assert (first.kc, first.verdict, first.question) == ("operation_precedence", verdict, question), (text, reading)
+    if verdict == FALSE:
+        assert reading.affirmed == ("strictly_left_to_right",), reading
+
+
+@pytest.mark.parametrize(("task_id", "text", "kc"), [
+    # a bare percent said after a percent of a whole is a percent of the same whole
+    ("percent_discount", "10% of 60 is 6, so 5% is 3, and 15% is 9.", None),
+    ("percent_discount", "25% of 80 is 20, and 25% is 0.25.", None),  # the percent as a decimal stays one
+    # a count of tenths or hundredths written with digits; a decimal with a zero after its last digit
+    ("decimal_comparison", "0.7 = 0.70, and 70 hundredths is more than 65 hundredths.", "decimal_place_value"),
+    ("decimal_comparison", "Think of 0.5 as 0.50, fifty hundredths.", "decimal_place_value"),
+    ("decimal_comparison", "3 fourths is 0.75.", "decimal_place_value"),
+    # two ratios equated, with or without the word "ratio"
+    ("ratio_scaling", "2:5 = 6:15", "equivalent_ratios"),
+    ("ratio_scaling", "So 3:5 is the same as 9:15.", "equivalent_ratios"),
+    ("ratio_scaling", "3:5 = 9:15 = 12:20", "equivalent_ratios"),
+])
+def test_percents_decimals_and_ratios_in_their_usual_forms_are_true(task_id, text, kc) -> None:
+    reading = _reader("math", task_id).read(text)
+    verdicts = [c.verdict for c in reading.claims if c.source == "math"]
+    assert verdicts and all(v == TRUE for v in verdicts), (text, normalise(text), reading)
+    if kc is not None:
+        assert reading.kc == kc, (text, reading)
+
+
+@pytest.mark.parametrize(("task_id", "text"), [
+    ("percent_discount", "10% of 60 is 6, so 5% is 4."),
+    ("decimal_comparison", "0.5 = 0.05"),
+    ("ratio_scaling", "2:5 = 6:16"),
+    ("ratio_scaling", "3:5 = 9:15 = 12:21"),
+])
+def test_percents_decimals_and_ratios_with_a_wrong_number_are_false(task_id, text) -> None:
+    reading = _reader("math", task_id).read(text)
+    assert reading.false_statements(), (text, normalise(text), reading)
+
+
+@pytest.mark.parametrize("text", ["2:5 = 6:__", "Fill in: 3 : 5 = 12 : __", "3:5 = __:20"])
+def test_a_ratio_with_a_blank_is_a_question_on_equivalent_ratios(text) -> None:
+    reading = _reader("math", "ratio_scaling").read(text)
+    assert [c.question for c in reading.claims] == [True] and reading.kc == "equivalent_ratios", (text, reading)
+
+
+def test_a_clock_time_is_not_a_ratio() -> None:
+    assert "/" not in normalise("At 07:00 = 7 am") and "/" not in normalise("07:00 + 12:25 = 19:25")
+
+
+@pytest.mark.parametrize(("task_id", "text", "kc"), [
+    # a blank whose value the turn says is a statement of that value
+    ("unit_conversion", "Here 1 m = ? cm comes to 100.", "metric_prefixes"),
+    ("unit_conversion", "Here is one worked out: $1 L = \\square mL$ gives **1000**.", "metric_prefixes"),
+    ("fraction_addition", "2/3 = __/9 → 6", "fraction_equivalence"),
+    # an equation, then the number it comes to: its solution
+    ("two_step_equation", "Here 8x = 16 comes to 2.", "inverse_operations"),
+    ("two_step_equation", "Here is one worked out: $5x = 35$ gives **7**.", "inverse_operations"),
+])
+def test_a_blank_or_an_equation_with_its_value_said_is_a_true_statement(task_id, text, kc) -> None:
+    reading = _reader("math", task_id).read(text)
+    claims = [c for c in reading.claims if c.source == "math"]
+    assert claims and all(c.verdict == TRUE and not c.question for c in claims), (text, normalise(text), reading)
+    assert reading.kc == kc, (text, reading)
+
+
+@pytest.mark.parametrize(("task_id", "text"), [
+    ("unit_conversion", "Here 1 m = ? cm comes to 10."),
+    ("unit_conversion", "$1 L = \\square mL$ gives **100**."),
+    ("fraction_addition", "2/3 = __/9, which is 5"),
+    ("two_step_equation", "Here 8x = 16 comes to 3."),
+])
+def test_a_blank_or_an_equation_with_a_wrong_value_said_is_false(task_id, text) -> None:
+    reading = _reader("math", task_id).read(text)
+    assert reading.false_statements(), (text, normalise(text), reading)
+
+
+@pytest.mark.parametrize("text", [
+    "Your turn: x + 10 = 40. What goes in the blank?",
+    "5x + 14 = 34. What is x?",
+    "**Your turn:** compute $9 km = \\square m$.",
+])
+def test_an_equation_then_a_question_for_its_unknown_is_a_question(text) -> None:
+    task_id = "unit_conversion" if "km" in text else "two_step_equation"
+    reading = _reader("math", task_id).read(text)
+    assert reading.claims and all(c.question for c in reading.claims), (text, reading)
+    assert reading.kc is not None and not reading.true_statements(reading.kc), (text, reading)
+    # not an equation in x: the question asks for nothing of it
+    assert not any(c.question for c in _reader("math", "two_step_equation").read(
+        "3 + 4 = 7. What goes in the blank?").claims)
+
+
+def test_a_choice_between_two_is_not_an_equation_of_the_second() -> None:
+    reading = _reader("math", "fraction_comparison").read("Here 1/9 vs 1/10 comes to 1/9. It is 1/9, not 1/10.")
+    assert not reading.false_statements(), reading  # was "1/10 = 1/9", false
+    assert not _reader("math", "fraction_comparison").read("Your turn: 2/3 vs 3/5 = ?").claims  # no bare comparison
+
+
+@pytest.mark.parametrize(("task_id", "text", "kc", "refuted"), [
+    # a family's quantity asked for with its case and no value
+    ("rectangle_perimeter", "Your turn: perimeter of a 4 by 3 rectangle = ?", "rectangle_properties",
+     {"two_sides_only", "confuse_area_perimeter"}),
+    ("rectangle_perimeter", "What is the perimeter of a rectangle that is 6 cm by 2 cm?", "rectangle_properties",
+     {"two_sides_only", "confuse_area_perimeter"}),
+    ("rectangle_perimeter", "Your turn: area of a 9 by 7 rectangle = ?", "area_concept", set()),
+    ("travel_time", "**Your turn:** compute $120 km at 40 km/h$.", "unit_rate",
+     {"invert_rate", "multiply_distance_speed"}),
+    ("travel_time", "Your turn: 160 km in 4 h = ?", "unit_rate", {"invert_rate", "multiply_distance_speed"}),
+    ("travel_time", "**Your turn:** compute $60 km/h for 2 h$.", "unit_rate", {"invert_rate"}),
+    ("triangle_area", "Find the area of a triangle with a base of 10 cm and a height of 3 cm.", "triangle_area",
+     {"forget_half"}),
+])
+def test_a_quantity_asked_with_its_case_is_a_question_on_its_computation(task_id, text, kc, refuted) -> None:
+    reading = _reader("math", task_id).read(text)
+    assert [c.question for c in reading.claims] == [True] and reading.kc == kc, (text, normalise(text), reading)
+    assert set(reading.refuted) == refuted and not reading.false_statements(), (text, reading)
+    assert all(c.verdict == TRUE for c in reading.claims), reading  # (a base's 10 is not the area)
+
+
+@pytest.mark.parametrize(("text", "verdict"), [
+    ("Here 7 tens + 11 ones comes to 81.", TRUE),
+    ("3 tens and 12 ones is 4 tens and 2 ones, which is 42.", TRUE),
+    ("7 tens + 11 ones = 71.", FALSE),
+])
+def test_tens_and_ones_are_the_number_they_make(text, verdict) -> None:
+    reading = _reader("math", "two_digit_addition").read(text)
+    assert reading.claims and {c.verdict for c in reading.claims} == {verdict}, (text, normalise(text), reading)
+    assert reading.kc == "place_value", reading
+    # the tens of a column added are not a number in tens and ones
+    assert _reader("math", "two_digit_addition").read("1 + 4 + 1 = 6 tens.").false_statements() == 0
+
+
+@pytest.mark.parametrize("text", [
+    "Watch: 34 - 16 = 18; 18 ÷ 9 = 2; 9 × 2 + 16 = 34.",
+    "Subtract 8: $18 - 8 = 10$. Divide by 2: $10 \\div 2 = 5$. Check: $2 \\times 5 + 8 = 18$ ✓",
+])
+def test_steps_that_undo_an_equation_and_check_the_value_solve_it(text) -> None:
+    reading = _reader("math", "two_step_equation").read(text)
+    assert not reading.false_statements() and reading.kc in _EQUATION_KCS, (text, reading)
+    # the same arithmetic without the undoing before it is no equation
+    assert _reader("math", "two_step_equation").read("9 × 2 + 16 = 34.").kc is None
+
+
+@pytest.mark.parametrize(("task_id", "text", "verdict", "affirmed"), [
+    # a formula in words before the numbers: its last number is no side of its own ("2 = 20" was read, false)
+    ("triangle_area", "Area = (base × height) ÷ 2 = (8 × 5) ÷ 2 = 20 cm²", TRUE, None),
+    ("triangle_area", "Area = (base × height) ÷ 2 = (8 × 5) ÷ 2 = 40 cm²", FALSE, "forget_half"),
+    # a rectangle's perimeter as twice the length plus twice the width
+    ("rectangle_perimeter", "The perimeter is 2 × 8 + 2 × 3 = 16 + 6 = 22.", TRUE, None),
+    ("rectangle_perimeter", "2 × 8 + 2 × 3 = 24", FALSE, "confuse_area_perimeter"),
+])
+def test_formulas_in_words_and_twice_each_side(task_id, text, verdict, affirmed) -> None:
+    reading = _reader("math", task_id).read(text)
+    assert reading.claims[0].verdict == verdict and reading.claims[0].kc is not None, (text, reading)
+    assert (verdict == FALSE) == bool(reading.false_statements()), (text, reading)
+    assert reading.affirmed == ((affirmed,) if affirmed else ()), (text, reading)
+
+
+@pytest.mark.parametrize("text", [
+    "1 + " * 3000 + "10 = 40",  # a side too long to be one (its tree overflowed the stack)
+    "x + " * 3000 + "10 = 40",
+    "2:5 = " * 2000 + "6:__",
+    "8x = 16 = " * 1000 + "2",
+])
+def test_absurdly_long_math_is_read_quickly_and_safely(text) -> None:
+    import time
+
+    start = time.process_time()
+    _reader("math", "two_step_equation").read(text)
+    assert time.process_time() - start < 1.5, text[:40]
+
+
+@pytest.mark.parametrize(("text", "verdict"), [
+    ("First do 4 × 2 = 8, then add 3 to get 11.", TRUE),
+    ("4 × 2 = 8. Then add 3 to get 11.", TRUE),  # on the last step of the sentence before
+    ("First do 4 × 2 = 8, then add 3 to get 12.", FALSE),
+])
+def test_a_step_said_in_words_works_on_the_value_before_it(text, verdict) -> None:
+    reading = _reader("math", "order_of_operations").read(text)
+    assert reading.claims[-1].verdict == verdict, (text, reading)
+    if verdict == TRUE:
+        assert reading.kc == "operation_precedence", (text, reading)
+    assert not _reader("math", "order_of_operations").read("Add 3 to get 11.").claims  # nothing before it
+
+
+@pytest.mark.parametrize(("text", "verdict", "question"), [
+    ("The LCD of 4 and 6 is 12.", TRUE, False),
+    ("The least common denominator of 3 and 5 is 15, so 2/3 = 10/15.", TRUE, False),
+    ("A common denominator of 4 and 6 is 24.", TRUE, False),  # a common one: any multiple of both
+    ("What is the LCD of 4 and 6?", TRUE, True),
+    ("The LCD of 4 and 6 is 24.", FALSE, False),  # a common multiple, not the least
+    ("A common denominator of 4 and 6 is 10.", FALSE, False),
+])
+def test_a_common_denominator_is_checked(text, verdict, question) -> None:
+    reading = _reader("math", "fraction_addition").read(text)
+    lcd = [c for c in reading.claims if c.kc == "common_denominator"]
+    assert [(c.verdict, c.question) for c in lcd] == [(verdict, question)], (text, reading)
+    assert not _reader("math", "order_of_operations").read(text).claims or "/" in text  # no such component there
+
+
+@pytest.mark.parametrize(("text", "verdicts"), [
+    ("Solve 2x + 20 = 30. Check: 2(5) + 20 = 10 + 20 = 30 ✓", [TRUE, TRUE]),  # every step of the check
+    ("$$\\begin{aligned} 2x + 20 &= 30 \\\\ 2x &= 10 \\\\ x &= 5 \\end{aligned}$$", [TRUE, TRUE, TRUE]),
+    ("$$\\begin{aligned} 2x + 20 &= 30 \\\\ 2x &= 10 \\\\ x &= 6 \\end{aligned}$$", [TRUE, TRUE, FALSE]),
+])
+def test_a_checked_solution_and_an_aligned_block_are_steps_of_the_equation(text, verdicts) -> None:
+    reading = _reader("math", "two_step_equation").read(text)
+    steps = [c for c in reading.claims if not c.question]
+    assert [c.verdict for c in steps] == verdicts and all(c.kc in _EQUATION_KCS for c in steps), (text, reading)
+
+
+@pytest.mark.parametrize(("text", "verdict"), [
+    ("Multiply the top and bottom of 2/3 by 4 to get 8/12.", TRUE),
+    ("Multiply the numerator and denominator of 2/3 by 4 to get 8/13.", FALSE),
+    ("(2 × 4)/(3 × 4) = 8/12", TRUE),
+])
+def test_a_fraction_scaled_top_and_bottom_is_an_equivalent_fraction(text, verdict) -> None:
+    reading = _reader("math", "fraction_addition").read(text)
+    math_claims = [c for c in reading.claims if c.source == "math"]
+    assert math_claims and all(c.kc == "fraction_equivalence" for c in math_claims), (text, reading)
+    assert (verdict == FALSE) == bool(reading.false_statements()), (text, reading)
+    # what a fraction is multiplied by is no value of it ("by 4 to get 8/12" was read 4 = 8/12, false)
+    assert not _reader("math", "fraction_addition").read("Multiply the top and bottom by 4 to get 8/12.") \
+        .false_statements()
+
+
+def test_a_lone_solution_is_checked_only_against_an_equation_of_its_turn() -> None:
+    reader = _reader("math", "two_step_equation")
+    # the turn may work another equation than the task's (an item's, said in an earlier turn): unchecked
+    assert reader.read("x = 10.").claims == ()
+    assert [c.verdict for c in reader.read("x + 9 = 19. Subtract 9: x = 10.").claims] == [TRUE, TRUE]
