@@ -360,10 +360,29 @@ def normalise(text: str) -> str:
 def _blanks(text: str) -> str:
     """``text`` with each blank to fill in written ``□`` (the whole turn's, before it is split into sentences: a
     "?" blank does not end a sentence)."""
-    if "?" in text or "_" in text or "[" in text or "□" in text or "☐" in text or "▢" in text or "how many" in text \
-            or "\\" in text:
+    # (the pattern is slow to scan: it runs only when a blank's sign is there -- a "?" only after "=", "(", an
+    # operator or nothing, not the one that ends a question)
+    if "__" in text or "\\" in text or "□" in text or "☐" in text or "▢" in text or (
+            "[" in text and _EMPTY_BRACKETS.search(text)) or ("?" in text and _blank_mark(text)) or (
+            "=" in text and "how many" in text.lower()):
         return _BLANK.sub("□", text)  # (no space added: "6:__" is no sentence ending in a colon)
     return text
+
+
+_EMPTY_BRACKETS = re.compile(r"\[\s*\]")  # "[ ]" is a blank, "[END]" is not
+
+
+def _blank_mark(text: str) -> bool:
+    """Whether a "?" in ``text`` follows "=", "(", an operator or only blanks: where :data:`_BLANK` reads one."""
+    i = text.find("?")
+    while i >= 0:
+        j = i - 1
+        while j >= 0 and text[j].isspace():
+            j -= 1
+        if j < 0 or text[j] in "=(-+*/×÷":
+            return True
+        i = text.find("?", i + 1)
+    return False
 
 
 _ORD_PLURALS = frozenset(w for w in _ORDINALS if w.endswith("s"))
