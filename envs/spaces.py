@@ -28,10 +28,11 @@ _OUTSIDE_ASCII_CHARSET = re.compile("[" + re.escape(_ASCII_OUTSIDE) + "]")
 # CHARSET's characters that NFKC would rewrite (½ -> 1⁄2 with a fraction slash outside CHARSET, so "1?2"; ² -> 2,
 # so "5² = 25" would read "52 = 25"): kept as written. NFKC's fraction slash (⅓ -> 1⁄3) and the division slash
 # become "/", superscripts outside CHARSET ("x⁴") "^4".
-_NFKC_KEPT = re.compile("([" + "".join(c for c in CHARSET if unicodedata.normalize("NFKC", c) != c) + "])")
+_NFKC_REWRITES = "".join(c for c in CHARSET if unicodedata.normalize("NFKC", c) != c)
+_NFKC_KEPT = re.compile("([" + re.escape(_NFKC_REWRITES) + "])")
 _SLASHES_AND_POWERS = str.maketrans({"\u2044": "/", "\u2215": "/", **{
     chr(c): "^" + unicodedata.normalize("NFKC", chr(c)) for c in (0x2070, *range(0x2074, 0x207A))}})
-_KEPT_SLASH_OR_POWER = _NFKC_KEPT.pattern[2:-2] + "".join(chr(c) for c in _SLASHES_AND_POWERS)
+_KEPT_SLASH_OR_POWER = _NFKC_REWRITES + "".join(chr(c) for c in _SLASHES_AND_POWERS)
 
 MAX_UTTERANCE_CHARS = 4000
 MAX_OBSERVATION_CHARS = 16000
