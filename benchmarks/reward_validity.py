@@ -5,6 +5,7 @@ the table gives, per tutor, the mean isomorphic learning gain and reward, and th
 socratic with its standard error. ``tests/rewards/test_reward_validity.py`` asserts the margins on a smaller sample.
 
     python benchmarks/reward_validity.py --seeds 8
+    python benchmarks/reward_validity.py --every-math-family --seeds 2 --per-family 1   # all 15 math families
 """
 
 from __future__ import annotations
@@ -42,6 +43,16 @@ def specs(seeds: int, task_sets: tuple[str, ...] = ("math", "stem"), per_family:
                 for seed in range(seeds):
                     out.append(EpisodeSpec(task_set=ts, persona=name, seed=seed, protocol={"max_turns": 8}))
     return out
+
+
+def every_math_family(seeds: int, per_family: int = 1) -> list[EpisodeSpec]:
+    """Paired specs on each of the math curriculum's families in turn (the drawn specs of :func:`specs` meet only
+    the families their seeds draw): ``per_family`` personas of each persona family, seeds 0..seeds-1."""
+    from envs.tasks.math.taskset import MathTaskSet
+
+    drawn = specs(seeds, ("math",), per_family)
+    return [EpisodeSpec(task_set="math", task_id=task_id, persona=s.persona, seed=s.seed, protocol=s.protocol)
+            for task_id in MathTaskSet().task_ids() for s in drawn]
 
 
 def make(name: str):
@@ -95,8 +106,13 @@ def main() -> None:
     parser.add_argument("--per-family", type=int, default=5)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--task-set", action="append", default=None)
+    parser.add_argument("--every-math-family", action="store_true",
+                        help="play each math family in turn (math only) instead of the families the seeds draw")
     args = parser.parse_args()
-    spec_list = specs(args.seeds, tuple(args.task_set or ("math", "stem")), args.per_family)
+    if args.every_math_family:
+        spec_list = every_math_family(args.seeds, args.per_family)
+    else:
+        spec_list = specs(args.seeds, tuple(args.task_set or ("math", "stem")), args.per_family)
     tutors = list(BUILTIN) + list(PROBES)
     res = measure(tutors, spec_list, args.workers)
     base = res["socratic"]

@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from reward_validity import measure, paired, specs  # noqa: E402
+from reward_validity import every_math_family, measure, paired, specs  # noqa: E402
 
 GAMING = ("probe_label_farming", "probe_keyword_questions", "probe_content_free", "probe_teach_misconceptions",
           "probe_other_task", "probe_posttest", "probe_persona", "probe_injection")
@@ -61,3 +61,13 @@ def test_own_words_teaching_beats_random(results, probe: str) -> None:
 @pytest.mark.parametrize("probe", OWN_WORDS)
 def test_own_words_teaching_keeps_half_of_socratic(results, probe: str) -> None:
     assert results[probe][:, 0].mean() >= 0.5 * results["socratic"][:, 0].mean()
+
+
+def test_every_math_family_pairs_the_drawn_specs_with_each_family() -> None:
+    from envs.tasks.math.taskset import MathTaskSet
+
+    grid = every_math_family(2, per_family=1)
+    families = MathTaskSet().task_ids()
+    assert len(families) == 15 and len(grid) == 15 * len(specs(2, ("math",), 1))
+    assert {s.task_id for s in grid} == set(families)
+    assert all(s.task_set == "math" and s.protocol == {"max_turns": 8} for s in grid)
