@@ -1355,18 +1355,15 @@ class ContentReader:
         # readers of every task with the same material, found by a fingerprint of its texts
         (self.kc_ids, self._kc_ops, self._kc_words, self._mis_by_kc, self._topic, self._names, self.props,
          self._by_stem, self._matched, self._mask) = _material(task)
-        self._equation: Lin | None | object = _UNSET
-        self._task_template: tuple[Node, Node] | None = None
         self._template: tuple[Node, Node] | None = None  # the equation of the turn being read (or the task's)
         self._readings: dict[str, Reading] = {}  # this reader's readings: they go when the reader goes
 
-    @property
-    def _task_equation(self) -> Lin | None:
-        """The task's own equation, when it has one in x (the reference for ``x = …`` claims); computed once."""
-        if self._equation is _UNSET:
-            found = _equation(self.task.statement)
-            self._equation, self._task_template = (found[0], found[1:]) if found else (None, None)
-        return self._equation  # type: ignore[return-value]
+    @functools.cached_property
+    def _task_sides(self) -> tuple[Node, Node] | None:
+        """The two sides of the task's own equation in x, if it has one: a number put for x in them checks a
+        solution ("2(5) + 20 = 30")."""
+        found = _equation(self.task.statement)
+        return found[1:] if found else None
 
     @classmethod
     def for_task(cls, task: Task) -> ContentReader:
@@ -1380,13 +1377,12 @@ class ContentReader:
     def _read(self, text: str) -> Reading:
         claims: list[Claim] = []
         text = _blanks(_plain(text))
-        # ``x = 9`` is checked against the equation the turn works on (its first full equation), else the task's
+        # ``x = 9`` is checked against the equation the turn works on (its first full equation), never the task's:
+        # the turn may work another equation, said before
         own = _equation(text)
-        # (the task's equation is no reference for a lone "x = 10": the turn may work another equation, said before)
         reference: Lin | None = own[0] if own else None
-        self._task_equation  # noqa: B018 (computes the task's equation and its sides once)
-        # its sides: a number written for the unknown in them is the check of a solution ("2(5) + 20 = 30")
-        self._template = own[1:] if own else self._task_template
+        # a number put for the unknown in these sides checks a solution ("2(5) + 20 = 30"): the turn's, else the task's
+        self._template = own[1:] if own else self._task_sides
         solving: list[int] = []  # the questions that ask for an equation's solution ("Solve 3x = 15.")
         before = 0  # how many math claims the sentence before made
         carry: list = []  # the last true step's (value, expression): "9 × 10 = 90; 90 ÷ 2 = 45" goes on from it
@@ -1957,7 +1953,6 @@ def _demand(text: str, math: bool) -> str:
     return "apply" if math else "recall"
 
 
-_UNSET = object()
 _ASKS_UNKNOWN = re.compile(r"\b(?:what (?:goes|number goes|belongs) in the (?:blank|box)|"
                            r"(?:what is|what's|find|solve for) (?:the value of )?x\b|"
                            r"what (?:number|value) (?:is|makes|goes)|solve (?:it|this|that)\b)",
@@ -1984,12 +1979,6 @@ def _named_problem(norm: str, written: bool = False) -> str | None:
     if len(found) != 1 or _const(parse(found[0])) is None:
         return None
     return found[0]
-
-
-def _equation_of(text: str) -> Lin | None:
-    """The solution of the first equation in x of ``text`` that is more than ``x = value``."""
-    found = _equation(text)
-    return found[0] if found else None
 
 
 @functools.lru_cache(maxsize=4096)
