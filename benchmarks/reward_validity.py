@@ -109,6 +109,8 @@ def main() -> None:
     parser.add_argument("--every-math-family", action="store_true",
                         help="play each math family in turn (math only) instead of the families the seeds draw")
     args = parser.parse_args()
+    if args.every_math_family and args.task_set:
+        parser.error("--every-math-family plays the math families only; drop --task-set")
     if args.every_math_family:
         spec_list = every_math_family(args.seeds, args.per_family)
     else:
