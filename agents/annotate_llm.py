@@ -3,7 +3,7 @@
 Each turn is one request: the system prompt ``prompts/annotate.txt`` (every label set with its definition) and a
 user message from ``prompts/annotate_tutor.txt`` or ``prompts/annotate_student.txt`` (the lesson, the dialogue
 so far, the turn to label) that asks for one strict JSON object. Every label in the reply is checked against
-:mod:`envs.labels`. A reply that is not that JSON object, lacks a field or uses an unknown label is a recorded
+:mod:`tutorzoo.envs.labels`. A reply that is not that JSON object, lacks a field or uses an unknown label is a recorded
 failure of that turn: its label fields are None and ``annotation_error`` says what was wrong — never a silent
 default. ``discipline_transfer`` is not asked for: SPEC §1 defines it from the discipline labels, so it is
 computed from them (true when the turn has two or more disciplines or one the previous labelled turn lacked).
@@ -30,11 +30,19 @@ from typing import Any
 
 import numpy as np
 
-from agents.backends.base import ChatBackend, GenerationConfig, GenerationResult
-from agents.json_reply import JSONReplyError, parse_json_object
-from envs.errors import DatasetError
-from envs.labels import BLOOM_LEVELS, COGNITION_STATES, DISCIPLINES, GUIDANCE_LEVELS, INTENTS, SPEAKERS, STRATEGIES
-from envs.tasks import Task, get_task_set
+from tutorzoo.agents.backends.base import ChatBackend, GenerationConfig, GenerationResult
+from tutorzoo.agents.json_reply import JSONReplyError, parse_json_object
+from tutorzoo.envs.errors import DatasetError
+from tutorzoo.envs.labels import (
+    BLOOM_LEVELS,
+    COGNITION_STATES,
+    DISCIPLINES,
+    GUIDANCE_LEVELS,
+    INTENTS,
+    SPEAKERS,
+    STRATEGIES,
+)
+from tutorzoo.envs.tasks import Task, get_task_set
 
 log = logging.getLogger(__name__)
 
@@ -203,9 +211,9 @@ def annotation_summary(annotated: Sequence[dict]) -> dict[str, Any]:
 
 def predictions_for_gold(gold_records: Sequence[dict], backend: ChatBackend | str, samples: int = 1,
                          temperature: float = 0.0) -> list[dict]:
-    """LLM labels for every turn of a gold set, in the predictions-file format ``eval.agreement`` reads.
+    """LLM labels for every turn of a gold set, in the predictions-file format ``tutorzoo.eval.agreement`` reads.
 
-    ``backend`` is a backend or a spec for :func:`agents.backends.make_backend` (``"openai:gpt-4o-mini"``; a
+    ``backend`` is a backend or a spec for :func:`tutorzoo.agents.backends.make_backend` (``"openai:gpt-4o-mini"``; a
     local server via ``$OPENAI_BASE_URL``). All dialogues go to the backend as one batch per sample. A failed
     turn keeps only ``dialogue_id``, ``turn_index`` and ``annotation_error``, so agreement scores it as a miss
     rather than as the label ``null``.
@@ -216,7 +224,7 @@ def predictions_for_gold(gold_records: Sequence[dict], backend: ChatBackend | st
         annotations = {(p["dialogue_id"], p["turn_index"]): p for p in preds}
     """
     if isinstance(backend, str):
-        from agents.backends import make_backend
+        from tutorzoo.agents.backends import make_backend
 
         backend = make_backend(backend)
     annotator = LLMAnnotator(backend, samples=samples, temperature=temperature)

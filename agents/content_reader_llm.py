@@ -1,6 +1,6 @@
 """A model-backed content reader: what a tutor turn says about the task, read by a chat model.
 
-Same interface as the rule reader :class:`envs.content.ContentReader` (``read(text) -> Reading``), for users
+Same interface as the rule reader :class:`tutorzoo.envs.content.ContentReader` (``read(text) -> Reading``), for users
 with GPUs or an API who want a reader that follows paraphrase further than the rule matcher. Each turn is one
 request: the system prompt ``prompts/content_reader.txt`` (what a claim, a verdict, an affirmation and a
 counterexample are) and a user message from ``prompts/content_reader_turn.txt`` (the task, its components with
@@ -10,7 +10,7 @@ The reply is validated with pydantic (:class:`ReadingReply`) and against the tas
 ``refutes`` id must be the task's own, only a false claim may affirm and only a true one (or a question) may
 refute. It **fails closed**: a reply that is not that object (prose, truncated JSON, an unknown id, a backend
 error) is a recorded, counted failure (:meth:`LLMContentReader.summary`) and the turn reads as
-:data:`envs.content.EMPTY` — no credited content, never a pass.
+:data:`tutorzoo.envs.content.EMPTY` — no credited content, never a pass.
 
 Readers are chosen by spec with :func:`make_reader`: ``rule`` (the env's reader), ``llm:<backend spec>``
 (``llm:openai:gpt-4o-mini``, a local server via ``$OPENAI_BASE_URL``) or ``hf:<path>`` (a local Hugging Face
@@ -35,11 +35,11 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agents.backends.base import ChatBackend, GenerationConfig
-from agents.json_reply import JSONReplyError, parse_json_object
-from envs.content import EMPTY, Claim, ContentReader, Reading
-from envs.errors import ConfigError
-from envs.tasks import Task
+from tutorzoo.agents.backends.base import ChatBackend, GenerationConfig
+from tutorzoo.agents.json_reply import JSONReplyError, parse_json_object
+from tutorzoo.envs.content import EMPTY, Claim, ContentReader, Reading
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.tasks import Task
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +135,7 @@ def _misconceptions(task: Task) -> str:
 
 class LLMContentReader:
     """Reads tutor turns for one task through ``backend``; invalid replies are counted failures that read as
-    :data:`envs.content.EMPTY`. Readings are cached per text, so a repeated turn costs one request.
+    :data:`tutorzoo.envs.content.EMPTY`. Readings are cached per text, so a repeated turn costs one request.
 
     Example::
 
@@ -204,8 +204,8 @@ def reader_factory(spec: str, **backend_kwargs: Any) -> Callable[[Task], Reader]
 
     Example::
 
-        import envs
-        from agents.content_reader_llm import reader_factory
+        from tutorzoo import envs
+        from tutorzoo.agents.content_reader_llm import reader_factory
         env = envs.tutoring_v0.env(reader=reader_factory("llm:openai:gpt-4o-mini", base_url="http://127.0.0.1:8000/v1"))
     """
     if spec == "rule":
@@ -222,7 +222,7 @@ def _no_arguments(backend_kwargs: dict[str, Any]) -> None:
 
 
 def _backend(spec: str, backend_kwargs: dict[str, Any]) -> Any:
-    from agents.backends import make_backend
+    from tutorzoo.agents.backends import make_backend
 
     if spec.startswith("llm:") and spec.count(":") >= 2:
         return make_backend(spec.removeprefix("llm:"), **backend_kwargs)

@@ -1,10 +1,10 @@
 """The registered Gymnasium views ``tutorzoo/Tutor-v0`` and ``tutorzoo/Student-v0``: the views of
-:mod:`envs.single_agent` with their embedded seat given by name.
+:mod:`tutorzoo.envs.single_agent` with their embedded seat given by name.
 
 ``gymnasium.make("tutorzoo/Tutor-v0", persona="weak_knowledge_partly_wrong")`` gives :class:`TutorView`, the
 tutor's seat with a simulated student embedded; ``gymnasium.make("tutorzoo/Student-v0", tutor="socratic")``
 gives :class:`StudentView`, where the agent is the student and a tutor from the registry is embedded. Policy
-objects are accepted too (``student=...``, ``tutor=...``). The ids are registered by ``import envs``, with
+objects are accepted too (``student=...``, ``tutor=...``). The ids are registered by ``from tutorzoo import envs``, with
 their entry points here (``envs`` names them as strings and imports no agent code).
 
 ``persona`` (TutorView) is a persona name, a persona *family* (``sid_core``: each episode draws one of its
@@ -27,13 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from agents.student import SimulatedStudent
-from agents.student.personas import load_distribution, load_personas
-from agents.tutor.registry import make_tutor
-from envs.errors import ConfigError
-from envs.protocols import Student, Tutor
-from envs.seeding import derive_seed
-from envs.single_agent import StudentEnv, TutorEnv
+from tutorzoo.agents.student import SimulatedStudent
+from tutorzoo.agents.student.personas import load_distribution, load_personas
+from tutorzoo.agents.tutor.registry import make_tutor
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.protocols import Student, Tutor
+from tutorzoo.envs.seeding import derive_seed
+from tutorzoo.envs.single_agent import StudentEnv, TutorEnv
 
 RESET_OPTIONS = ("task_id", "persona")
 

@@ -3,7 +3,8 @@
 Prints turns/s of PettingZoo's ``tictactoe_v3`` played at random (legal moves) and of the tutoring env in
 ``act`` mode (random dialogue acts) and ``text`` mode (tutor utterances drawn from a pool the built-in random
 tutor wrote beforehand, so the tutor's own cost is not measured), all in this process, and the ratios. The
-tutoring episodes are played by the rollout engine (:func:`envs.engine.play`, an env per episode, as every entry
+tutoring episodes are played by the rollout engine (:func:`tutorzoo.envs.engine.play`, an env per episode, as every
+entry
 point plays them); tictactoe's loop is PettingZoo's reference, not ours. Goals: act >= 0.5x tictactoe, text >=
 0.25x. A "turn" is one ``env.step`` of a live agent. Time is this process's CPU time, for the reference and the
 env alike: on a shared machine wall time also counts other processes' time slices (on our 2-core VM the act
@@ -24,11 +25,11 @@ from typing import Any
 import numpy as np
 from pettingzoo.classic import tictactoe_v3
 
-from agents.student import SimulatedStudent
-from agents.tutor import make_tutor
-from envs import tutoring_v0
-from envs.config import EpisodeSpec
-from envs.engine import play
+from tutorzoo.agents.student import SimulatedStudent
+from tutorzoo.agents.tutor import make_tutor
+from tutorzoo.envs import tutoring_v0
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.engine import play
 
 PERSONAS = ("all_round_partly_wrong", "weak_knowledge_asks_for_hint", "low_motivation_correct_and_extends")
 

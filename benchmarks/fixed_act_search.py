@@ -23,13 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from reward_validity import paired_map  # noqa: E402
 
-from agents.student import SimulatedStudent, load_personas  # noqa: E402
-from agents.tutor import make_tutor  # noqa: E402
-from agents.tutor.base import ActTutor  # noqa: E402
-from agents.tutor.builtin import _act  # noqa: E402
-from envs.config import EpisodeSpec  # noqa: E402
-from envs.labels import INTENTS, STRATEGIES  # noqa: E402
-from eval.rollout import run_episode  # noqa: E402
+from tutorzoo.agents.student import SimulatedStudent, load_personas  # noqa: E402
+from tutorzoo.agents.tutor import make_tutor  # noqa: E402
+from tutorzoo.agents.tutor.base import ActTutor  # noqa: E402
+from tutorzoo.agents.tutor.builtin import _act  # noqa: E402
+from tutorzoo.envs.config import EpisodeSpec  # noqa: E402
+from tutorzoo.envs.labels import INTENTS, STRATEGIES  # noqa: E402
+from tutorzoo.eval.rollout import run_episode  # noqa: E402
 
 
 class FixedActTutor(ActTutor):
@@ -151,8 +151,8 @@ def ppo_acts(policy: str, specs) -> dict:
     distribution per persona family and per the student's last cognition state (does it look at the student?)."""
     import collections
 
-    from envs.spaces import decode_tutor_features
-    from train.ppo_acts import PPOTutor
+    from tutorzoo.envs.spaces import decode_tutor_features
+    from tutorzoo.train.ppo_acts import PPOTutor
 
     counts: collections.Counter = collections.Counter()
     by_family: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)

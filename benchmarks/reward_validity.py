@@ -19,13 +19,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.student import SimulatedStudent, load_personas  # noqa: E402
-from agents.tutor import make_tutor  # noqa: E402
-from agents.tutor.probes import PROBES, PosttestTeacher  # noqa: E402
-from envs import tutoring_v0  # noqa: E402
-from envs.config import EpisodeSpec  # noqa: E402
-from eval.rollout import run_episode  # noqa: E402
-from rewards.rubric import load_rubric  # noqa: E402
+from tutorzoo.agents.student import SimulatedStudent, load_personas  # noqa: E402
+from tutorzoo.agents.tutor import make_tutor  # noqa: E402
+from tutorzoo.agents.tutor.probes import PROBES, PosttestTeacher  # noqa: E402
+from tutorzoo.envs import tutoring_v0  # noqa: E402
+from tutorzoo.envs.config import EpisodeSpec  # noqa: E402
+from tutorzoo.eval.rollout import run_episode  # noqa: E402
+from tutorzoo.rewards.rubric import load_rubric  # noqa: E402
 
 BUILTIN = ("socratic", "lecturer", "random")
 
@@ -48,7 +48,7 @@ def specs(seeds: int, task_sets: tuple[str, ...] = ("math", "stem"), per_family:
 def every_math_family(seeds: int, per_family: int = 1) -> list[EpisodeSpec]:
     """Paired specs on each of the math curriculum's families in turn (the drawn specs of :func:`specs` meet only
     the families their seeds draw): ``per_family`` personas of each persona family, seeds 0..seeds-1."""
-    from envs.tasks.math.taskset import MathTaskSet
+    from tutorzoo.envs.tasks.math.taskset import MathTaskSet
 
     drawn = specs(seeds, ("math",), per_family)
     return [EpisodeSpec(task_set="math", task_id=task_id, persona=s.persona, seed=s.seed, protocol=s.protocol)

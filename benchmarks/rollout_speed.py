@@ -1,10 +1,10 @@
 """Rollout speed: tutor tokens per second through the env, batched vs one episode at a time vs raw ``generate``.
 
 In one process, with the tiny offline model (built into a temporary directory unless ``--model`` is given)
-as an :class:`~agents.tutor.llm.LLMTutor` against simulated students:
+as an :class:`~tutorzoo.agents.tutor.llm.LLMTutor` against simulated students:
 
-1. **batched**: ``eval.batch.run_batched`` with ``--batch-size`` episodes in lockstep;
-2. **sequential**: the same specs one episode at a time with ``eval.rollout.run_episode``;
+1. **batched**: ``tutorzoo.eval.batch.run_batched`` with ``--batch-size`` episodes in lockstep;
+2. **sequential**: the same specs one episode at a time with ``tutorzoo.eval.rollout.run_episode``;
 3. **raw**: ``model.generate`` alone on the very prompts the batched run sent, call by call, each generating
    as many new tokens as that call's longest reply (``min_new_tokens`` = ``max_new_tokens``), with the same
    sampling settings — the model's own cost, without env, students, chat templates or decoding.
@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 
 import torch
 
-from agents.backends.base import GenerationConfig, GenerationResult
-from agents.backends.hf import HFBackend
-from agents.student import SimulatedStudent, TemplateVerbaliser
-from agents.tutor.llm import LLMTutor
-from envs.config import EpisodeSpec
-from eval.batch import run_batched
-from eval.rollout import run_episode
+from tutorzoo.agents.backends.base import GenerationConfig, GenerationResult
+from tutorzoo.agents.backends.hf import HFBackend
+from tutorzoo.agents.student import SimulatedStudent, TemplateVerbaliser
+from tutorzoo.agents.tutor.llm import LLMTutor
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.eval.batch import run_batched
+from tutorzoo.eval.rollout import run_episode
 
 PERSONAS = ("all_round_partly_wrong", "weak_knowledge_asks_for_hint", "low_motivation_correct_and_extends", "anxious")
 TASK_SETS = ("math", "stem", "mcq")
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = args.model
         if model_dir is None:
-            from train.tiny_model import build_tiny_model
+            from tutorzoo.train.tiny_model import build_tiny_model
 
             model_dir = str(build_tiny_model(tmp, seed=0))
         r = measure(model_dir, args.episodes, args.batch_size, args.max_turns, args.max_new_tokens, args.threads)

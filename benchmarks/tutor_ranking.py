@@ -16,10 +16,10 @@ import multiprocessing as mp
 
 import numpy as np
 
-from agents.student import SimulatedStudent, load_personas
-from agents.tutor import make_tutor
-from envs.config import EpisodeSpec
-from eval.rollout import run_episode
+from tutorzoo.agents.student import SimulatedStudent, load_personas
+from tutorzoo.agents.tutor import make_tutor
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.eval.rollout import run_episode
 
 TUTORS = ("socratic", "lecturer", "random")
 

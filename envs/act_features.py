@@ -20,12 +20,12 @@ Only the observation, these public ``info`` fields (:data:`INFO_FIELDS`) and the
 are read -- never the student's hidden state. The same class serves training (:class:`ActFeatureWrapper`
 around ``tutorzoo/Tutor-v0``) and playing (a tutor in text mode that records the acts it speaks), so both
 compute the vector the same way. :func:`act_from_vector` maps a ``MultiDiscrete`` act to the
-:class:`~envs.acts.TutorAct` the env's act mode makes of it.
+:class:`~tutorzoo.envs.acts.TutorAct` the env's act mode makes of it.
 
 Example::
 
     import gymnasium as gym, envs
-    from envs.act_features import ActFeatureWrapper
+    from tutorzoo.envs.act_features import ActFeatureWrapper
     env = ActFeatureWrapper(gym.make("tutorzoo/Tutor-v0", persona="all_round_partly_wrong", action_mode="act"))
     vec, info = env.reset(seed=0)          # vec.shape == (ActFeatures.size,)
     vec, reward, done, truncated, info = env.step(env.action_space.sample())
@@ -41,9 +41,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from envs import spaces as tzs
-from envs.acts import TutorAct
-from envs.labels import COGNITION_STATES, GUIDANCE_LEVELS, INTENTS, STRATEGIES
+from tutorzoo.envs import spaces as tzs
+from tutorzoo.envs.acts import TutorAct
+from tutorzoo.envs.labels import COGNITION_STATES, GUIDANCE_LEVELS, INTENTS, STRATEGIES
 
 # The only info keys the features read (tests check that nothing else, e.g. a student's state, matters).
 INFO_FIELDS: tuple[str, ...] = ("task", "pretest", "messages", "turn", "max_turns")
@@ -92,7 +92,7 @@ _SHAPE = (len(tzs.ACT_NVEC),)
 
 def act_from_vector(action: Sequence[int] | np.ndarray, task: Any) -> TutorAct:
     """The :class:`TutorAct` the env's act mode makes of a ``MultiDiscrete`` vector on ``task`` (a
-    :class:`~envs.tasks.base.Task`): teacher_intent, teaching_strategy (last index: none),
+    :class:`~tutorzoo.envs.tasks.base.Task`): teacher_intent, teaching_strategy (last index: none),
     teacher_guidance_level, KC slot (past the task's KCs: no target), end flag; a counterexample-type strategy
     on a KC addresses its first misconception. Raises ``ValueError`` for a vector outside the act space."""
     return act_from_ints(act_ints(action), task)

@@ -2,7 +2,7 @@
 
 Used by the env in ``act`` mode (classic RL on dialogue acts) and by the built-in tutors, which choose acts
 and speak through it. Every strategy has its own cue phrase, so the rule-based annotator
-(:mod:`envs.annotate`) reads the act back from the text; the topic is named whenever the material itself
+(:mod:`tutorzoo.envs.annotate`) reads the act back from the text; the topic is named whenever the material itself
 does not name it, as a tutor would.
 """
 
@@ -12,9 +12,9 @@ import re
 
 import numpy as np
 
-from envs.acts import TutorAct
-from envs.annotate import END_MARKER
-from envs.tasks.base import KnowledgeComponent, Task
+from tutorzoo.envs.acts import TutorAct
+from tutorzoo.envs.annotate import END_MARKER
+from tutorzoo.envs.tasks.base import KnowledgeComponent, Task
 
 _STRATEGY_LEADS: dict[str, tuple[str, ...]] = {
     # level-neutral leads: the question that follows sets the guidance level

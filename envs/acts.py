@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from envs.labels import BLOOM_LEVELS, COGNITION_STATES, DISCIPLINES, GUIDANCE_LEVELS, INTENTS, STRATEGIES
+from tutorzoo.envs.labels import BLOOM_LEVELS, COGNITION_STATES, DISCIPLINES, GUIDANCE_LEVELS, INTENTS, STRATEGIES
 
 # TutorAct attribute -> the key of the same SID field in every dict (a transcript turn, info["last_act"]):
 # the attributes keep their short Python names, a dict or a file uses SID's (docs/spec.md §1).
@@ -49,7 +49,7 @@ class TutorAct:
     is_question: bool = False
     ends_session: bool = False
     invalid: bool = False
-    # What the turn says, checked against the task (envs.content.Reading); the simulated student learns from
+    # What the turn says, checked against the task (tutorzoo.envs.content.Reading); the simulated student learns from
     # it. ``None`` only for acts built by hand (unit tests, oracles): their labels are then taken as the content.
     content: Any = field(default=None, compare=False, repr=False)
 

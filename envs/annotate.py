@@ -1,4 +1,4 @@
-"""The rule-based annotator: a tutor utterance -> its SID act (:class:`envs.acts.TutorAct`).
+"""The rule-based annotator: a tutor utterance -> its SID act (:class:`tutorzoo.envs.acts.TutorAct`).
 
 In ``text`` action mode this is how the env understands a tutor. It is deliberately transparent: cue
 phrases (precompiled regexes) decide the strategy, the intent and the guidance level; the task's own
@@ -9,7 +9,7 @@ which the simulated student treats as off topic.
 
 Rules, in order:
 
-- well-formedness first (:mod:`envs.wellformed`): a turn that is not recognisable language (too few known
+- well-formedness first (:mod:`tutorzoo.envs.wellformed`): a turn that is not recognisable language (too few known
   words, or a string of words with no function words holding them together) earns nothing. It gets the
   no-credit labels of :func:`Annotator.malformed_act`: intent ``check_understanding`` (the intent SID's SC does
   not count), strategy ``None``, guidance ``L1``, the previous turn's disciplines (the task's main discipline on
@@ -33,10 +33,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from envs.acts import TutorAct
-from envs.leak import AnswerKey, find_leaks
-from envs.tasks.base import Item, Task
-from envs.wellformed import check as check_wellformed
+from tutorzoo.envs.acts import TutorAct
+from tutorzoo.envs.leak import AnswerKey, find_leaks
+from tutorzoo.envs.tasks.base import Item, Task
+from tutorzoo.envs.wellformed import check as check_wellformed
 
 END_MARKER = "[END]"
 _END_RE = re.compile(r"\[\s*end\s*\]", re.IGNORECASE)
@@ -289,7 +289,7 @@ class Annotator:
         )
 
     def malformed_act(self, text: str, ctx: AnnotationContext) -> TutorAct:
-        """The act of a turn that is not language (:mod:`envs.wellformed`): the labels that give no credit.
+        """The act of a turn that is not language (:mod:`tutorzoo.envs.wellformed`): the labels that give no credit.
 
         Its disciplines are the previous turn's, so it neither brings a discipline in nor resets the chain for
         the next turn's transfer; an answer it states is still a leak, and ``[END]`` still ends the session.

@@ -1,8 +1,8 @@
 """A rule-based annotator of student turns: an utterance -> (cognition state, Bloom level, disciplines).
 
 Simulated students label their own turns from their true state; an LLM student's turns (or a human's) need
-an annotator. This one is deliberately transparent, like :mod:`envs.annotate` for tutor turns: cue phrases
-(precompiled regexes) and the task's own vocabulary decide every label. :mod:`eval.agreement` measures it
+an annotator. This one is deliberately transparent, like :mod:`tutorzoo.envs.annotate` for tutor turns: cue phrases
+(precompiled regexes) and the task's own vocabulary decide every label. :mod:`tutorzoo.eval.agreement` measures it
 against the hand-labelled gold set.
 
 Cognition state, the first rule that fires:
@@ -25,13 +25,13 @@ could build"), ``evaluate`` (judgement words: better, best, safe, trust, obvious
 digits joined by an operator or '='), ``understand`` (six or more words of explanation), else ``remember``.
 
 Disciplines: the task's knowledge-component keywords (each KC's discipline) and the discipline lexicon of
-:mod:`envs.annotate`; an arithmetic expression counts as math; a turn with no subject word keeps the
+:mod:`tutorzoo.envs.annotate`; an arithmetic expression counts as math; a turn with no subject word keeps the
 disciplines of the turn it answers.
 
 Example::
 
     import numpy as np
-    from envs.tasks import get_task_set
+    from tutorzoo.envs.tasks import get_task_set
     task = get_task_set("math").build("fraction_addition", np.random.default_rng(0))
     annotate_student("I think it's 4/14? You add the tops and the bottoms.", task,
                      StudentContext(previous_disciplines=("math",)))
@@ -44,9 +44,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from envs.annotate import DISCIPLINE_WORDS
-from envs.grading import mentions_value
-from envs.tasks.base import Task
+from tutorzoo.envs.annotate import DISCIPLINE_WORDS
+from tutorzoo.envs.grading import mentions_value
+from tutorzoo.envs.tasks.base import Task
 
 
 @dataclass

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from envs.errors import ConfigError
+from tutorzoo.envs.errors import ConfigError
 
 
 class EnvConfig(BaseModel):
@@ -74,7 +74,7 @@ def _make_config(kwargs: dict[str, Any]) -> EnvConfig:
         raise ConfigError("invalid tutoring env config: " + "; ".join(problems)) from None
     if config.posttest != "same":
         # A bank without isomorphic twins cannot give an isomorphic post-test: refuse before anything runs.
-        from envs.tasks import get_task_set
+        from tutorzoo.envs.tasks import get_task_set
 
         check = getattr(get_task_set(config.task_set, config.task_path), "check_posttest", None)
         if check is not None:

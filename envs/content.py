@@ -1,6 +1,6 @@
 r"""The content reader: what a tutor turn *says* about the task, each claim checked against the task.
 
-The simulated student learns from this reading, not from cue phrases (the SID labels of :mod:`envs.annotate`
+The simulated student learns from this reading, not from cue phrases (the SID labels of :mod:`tutorzoo.envs.annotate`
 describe a turn's form; this module decides its substance). Text mode and act mode take the same path: in act
 mode the verbalised utterance is read like any other.
 
@@ -68,8 +68,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from envs.grading import VULGAR_FRACTIONS
-from envs.tasks.base import Task
+from tutorzoo.envs.grading import VULGAR_FRACTIONS
+from tutorzoo.envs.tasks.base import Task
 
 TRUE, FALSE, UNCHECKED = "true", "false", "unchecked"
 DEMANDS = ("recall", "apply", "explain", "transfer")

@@ -4,26 +4,28 @@
 step it plays each episode's student turns and the tutor's observe-only turns until the tutor must speak, then
 asks the tutor for all the waiting episodes at once. An episode that ends leaves the batch and the next spec takes
 its place, so a long episode never stalls the others. Sequential play is the same mechanism with a batch of one:
-a plain :class:`~envs.protocols.Tutor` is driven through :class:`BatchOfOne`, the one adapter that turns it into
-a batched tutor of one episode. The harness (``eval.rollout.run_episode``), the batched rollout
-(``eval.batch.run_batched``), the item kinds, ``tutorzoo play``, GRPO's rollouts, DPO's replays and the
+a plain :class:`~tutorzoo.envs.protocols.Tutor` is driven through :class:`BatchOfOne`, the one adapter that turns it
+into
+a batched tutor of one episode. The harness (``tutorzoo.eval.rollout.run_episode``), the batched rollout
+(``tutorzoo.eval.batch.run_batched``), the item kinds, ``tutorzoo play``, GRPO's rollouts, DPO's replays and the
 Gymnasium views' embedded seats all play through here (docs/design.md, "One engine, one episode per spec").
 
-**Seeds** come from :mod:`envs.seeding` only: the env is reset with the spec's seed, the student with
+**Seeds** come from :mod:`tutorzoo.envs.seeding` only: the env is reset with the spec's seed, the student with
 ``derive_seed(seed, "student")``, a one-at-a-time tutor with ``derive_seed(seed, "tutor")``; a shared batched
-tutor is reset once with the first spec's tutor seed, and an :class:`~envs.protocols.EpisodeTutor` gets each
+tutor is reset once with the first spec's tutor seed, and an :class:`~tutorzoo.envs.protocols.EpisodeTutor` gets each
 episode's tutor seed in ``begin_episode(index, seed)``, ``index`` being the spec's position in ``specs``.
 
 **Failures** stay with their episodes: a seat's exception ends its own episode with ``ended_by="failure"`` and
-a :class:`~envs.protocols.FailureRecord`; a :class:`~envs.protocols.PartialBatchError` fails only the episodes
+a :class:`~tutorzoo.envs.protocols.FailureRecord`; a :class:`~tutorzoo.envs.protocols.PartialBatchError` fails only the
+episodes
 whose replies are missing, any other exception of a batched call fails the episodes of that call, and the rest
 play on. With ``strict=True`` the exception is raised instead. A seat that raises
-:class:`~envs.protocols.StopEpisode` ends its episode without a failure.
+:class:`~tutorzoo.envs.protocols.StopEpisode` ends its episode without a failure.
 
 Example::
 
-    from agents.student import SimulatedStudent
-    from agents.tutor import make_tutor
+    from tutorzoo.agents.student import SimulatedStudent
+    from tutorzoo.agents.tutor import make_tutor
     specs = [EpisodeSpec(task_set="math", persona="anxious", seed=s) for s in range(4)]
     records = play(specs, make_tutor("socratic"), SimulatedStudent, tutor_name="socratic")
 """
@@ -35,9 +37,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from envs import tutoring_v0
-from envs.config import EpisodeSpec
-from envs.protocols import (
+from tutorzoo.envs import tutoring_v0
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.protocols import (
     BatchedTutor,
     EpisodeTutor,
     FailureRecord,
@@ -49,8 +51,8 @@ from envs.protocols import (
     exception_failure,
     failure_record,
 )
-from envs.reward_api import RewardModel
-from envs.seeding import derive_seed
+from tutorzoo.envs.reward_api import RewardModel
+from tutorzoo.envs.seeding import derive_seed
 
 
 @dataclass
@@ -103,7 +105,8 @@ class TutorSeat:
 
 
 class BatchOfOne(TutorSeat):
-    """A :class:`~envs.protocols.Tutor` as a batched tutor of one episode: reset with each episode's tutor seed,
+    """A :class:`~tutorzoo.envs.protocols.Tutor` as a batched tutor of one episode: reset with each episode's tutor
+    seed,
     asked with ``act``; the same instance plays every episode, one after the other."""
 
     limit = 1
@@ -128,7 +131,8 @@ class BatchOfOne(TutorSeat):
 
 
 class _Shared(TutorSeat):
-    """A :class:`~envs.protocols.BatchedTutor` or :class:`~envs.protocols.EpisodeTutor`: one instance, one call
+    """A :class:`~tutorzoo.envs.protocols.BatchedTutor` or :class:`~tutorzoo.envs.protocols.EpisodeTutor`: one
+    instance, one call
     per step for every waiting episode."""
 
     def __init__(self, tutor: BatchedTutor | EpisodeTutor) -> None:
@@ -185,7 +189,7 @@ def tutor_seat(tutor: Tutor | BatchedTutor | EpisodeTutor | TutorSeat) -> TutorS
     if issubclass(type(tutor), Tutor) or isinstance(tutor, Tutor):
         return BatchOfOne(tutor)
     raise TypeError(f"{type(tutor).__name__} is not a tutor: give it reset(seed) and act(observation, info) "
-                    "(or act_batch(batch) for a batched one); see envs.protocols")
+                    "(or act_batch(batch) for a batched one); see tutorzoo.envs.protocols")
 
 
 def is_batched(tutor: Any) -> bool:

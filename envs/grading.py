@@ -40,7 +40,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from envs.tasks.base import Item
+    from tutorzoo.envs.tasks.base import Item
 
 __all__ = [
     "Grade",
@@ -655,7 +655,7 @@ def grade(item: Item, response: str) -> Grade:
 
     Example::
 
-        >>> from envs.tasks.base import Item
+        >>> from tutorzoo.envs.tasks.base import Item
         >>> grade(Item(id="q", stem="1/2 + 1/3?", answer="5/6", kcs=("add",)), "It is 10/12.")
         Grade(correct=True, extracted='10/12', valid=True)
     """

@@ -3,7 +3,7 @@ reaches what it does not ship, with errors its caller words for its own users.
 
 Example::
 
-    from envs.import_path import load_import_path
+    from tutorzoo.envs.import_path import load_import_path
     load_import_path("collections:OrderedDict",
                      cannot_import=lambda module, exc: f"cannot import {module}: {exc}",
                      has_no=lambda module, attr: f"{module} defines no {attr}")   # <class 'OrderedDict'>
@@ -12,10 +12,36 @@ Example::
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from envs.errors import ConfigError
+from tutorzoo.envs.errors import ConfigError
+
+
+def import_user_module(module_name: str, folder: str | os.PathLike[str] | None = None) -> ModuleType:
+    """The module ``module_name`` that a user named (``--tutor my_tutors:MyTutor``), found first in ``folder`` (the
+    current folder by default, as ``python -m`` would), then on the import path.
+
+    Only the named module's top-level package is looked up in the folder: a user's ``train.py``, ``datasets.py`` or
+    ``wandb.py`` there shadows nothing that TutorZoo or its libraries import. The folder then stays at the end of
+    ``sys.path``, so the module's own lazy imports of its siblings resolve, after every installed package.
+    """
+    top = module_name.partition(".")[0]
+    where = str(Path(folder if folder is not None else os.getcwd()).resolve())
+    local = Path(where, f"{top}.py").is_file() or Path(where, top).is_dir()
+    if local and top not in sys.modules:
+        sys.path.insert(0, where)
+        try:
+            importlib.import_module(top)
+        finally:
+            sys.path.remove(where)
+    if local and where not in sys.path:
+        sys.path.append(where)
+    return importlib.import_module(module_name)
 
 
 def load_import_path(path: str, *, cannot_import: Callable[[str, ImportError], str],
@@ -28,7 +54,7 @@ def load_import_path(path: str, *, cannot_import: Callable[[str, ImportError], s
     """
     module_name, _, attr = path.partition(":")
     try:
-        module = importlib.import_module(module_name)
+        module = import_user_module(module_name)
     except ImportError as exc:
         raise ConfigError(cannot_import(module_name, exc)) from exc
     value = getattr(module, attr, None)
@@ -37,4 +63,4 @@ def load_import_path(path: str, *, cannot_import: Callable[[str, ImportError], s
     return value
 
 
-__all__ = ["load_import_path"]
+__all__ = ["import_user_module", "load_import_path"]

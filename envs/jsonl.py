@@ -3,7 +3,7 @@ the file, the line and the fix.
 
 Example::
 
-    from envs.jsonl import json_object_line
+    from tutorzoo.envs.jsonl import json_object_line
     json_object_line('{"id": "a"}', "cases.jsonl:3")   # {'id': 'a'}
     json_object_line("[1]", "cases.jsonl:4")           # DatasetError: cases.jsonl:4: expected a JSON object, got list
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from envs.errors import DatasetError
+from tutorzoo.envs.errors import DatasetError
 
 
 def json_object_line(raw: str, where: str, not_object: str = "expected a JSON object") -> dict[str, Any]:

@@ -1,12 +1,12 @@
 """The values of a JSON Lines text (a gold file, a dataset export), line by line, blank lines skipped; a line that is
-not JSON is a :class:`~envs.errors.DatasetError` in the caller's words (its file, its fix).
+not JSON is a :class:`~tutorzoo.envs.errors.DatasetError` in the caller's words (its file, its fix).
 
-What a value must be (an object, with which keys) is the caller's to check; :func:`envs.jsonl.json_object_line`
+What a value must be (an object, with which keys) is the caller's to check; :func:`tutorzoo.envs.jsonl.json_object_line`
 does it for one line whose error wording is the shared one.
 
 Example::
 
-    from envs.jsonl_lines import jsonl_values
+    from tutorzoo.envs.jsonl_lines import jsonl_values
     list(jsonl_values('{"a": 1}\\n\\n[2]', lambda n, err: f"data.jsonl:{n}: not JSON ({err.msg})"))
     # [(1, {'a': 1}), (3, [2])]
 """
@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from envs.errors import DatasetError
+from tutorzoo.envs.errors import DatasetError
 
 
 def jsonl_values(text: str, bad_line: Callable[[int, json.JSONDecodeError], str]) -> Iterator[tuple[int, Any]]:

@@ -28,7 +28,7 @@ Example::
     >>> find_leaks("And the denominator is 6.", [key], history=["The numerator is 5."]).kinds
     ('intermediate', 'split')
 
-Run ``python -m envs.leak --eval tests/data/leak_cases.jsonl`` for precision and recall on a labelled file.
+Run ``python -m tutorzoo.envs.leak --eval tests/data/leak_cases.jsonl`` for precision and recall on a labelled file.
 """
 
 from __future__ import annotations
@@ -43,9 +43,16 @@ from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
 
-from envs.errors import DatasetError
-from envs.grading import NumberMention, normalise_math, normalise_text, number_mentions, parse_quantity, same_number
-from envs.jsonl import json_object_line
+from tutorzoo.envs.errors import DatasetError
+from tutorzoo.envs.grading import (
+    NumberMention,
+    normalise_math,
+    normalise_text,
+    number_mentions,
+    parse_quantity,
+    same_number,
+)
+from tutorzoo.envs.jsonl import json_object_line
 
 __all__ = ["KINDS", "AnswerKey", "LeakReport", "evaluate", "find_leaks", "main"]
 
@@ -482,8 +489,8 @@ def evaluate(path: str | Path) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m envs.leak --eval FILE``: print the detector's precision/recall on a labelled file."""
-    parser = argparse.ArgumentParser(prog="python -m envs.leak", description=__doc__.splitlines()[0])
+    """``python -m tutorzoo.envs.leak --eval FILE``: print the detector's precision/recall on a labelled file."""
+    parser = argparse.ArgumentParser(prog="python -m tutorzoo.envs.leak", description=__doc__.splitlines()[0])
     parser.add_argument("--eval", metavar="FILE", required=True, help="labelled JSONL file of tutor utterances")
     args = parser.parse_args(argv)
     try:

@@ -1,4 +1,5 @@
-"""What the rollout engine (:mod:`envs.engine`) needs from the seats it drives, and what it records when one fails.
+"""What the rollout engine (:mod:`tutorzoo.envs.engine`) needs from the seats it drives, and what it records when one
+fails.
 
 A **tutor** (:class:`Tutor`) answers one episode at a time; a **batched tutor** (:class:`BatchedTutor`) is one
 shared instance answering many episodes with one call (a model tutor: one forward pass per step); an
@@ -10,7 +11,7 @@ with ``isinstance`` (the protocols are ``runtime_checkable``), nowhere else.
 
 Example::
 
-    from envs.protocols import Tutor
+    from tutorzoo.envs.protocols import Tutor
     class Parrot:
         def reset(self, seed: int | None = None) -> None: ...
         def act(self, observation: dict, info: dict) -> str:

@@ -2,13 +2,13 @@
 
 Each is a :class:`~typing.TypedDict` built by one constructor in this module (:func:`tutor_turn` /
 :func:`student_turn`, :func:`env_episode_record`, :func:`tutor_info`); the rollout engine
-(``envs.engine.episode_record``) adds the run's fields to the env's record, and its failure entry is
-``envs.protocols.FailureRecord``. A TypedDict is a plain ``dict`` at run time, so its JSON form is the dict
+(``tutorzoo.envs.engine.episode_record``) adds the run's fields to the env's record, and its failure entry is
+``tutorzoo.envs.protocols.FailureRecord``. A TypedDict is a plain ``dict`` at run time, so its JSON form is the dict
 itself: ``episodes.jsonl`` holds ``json.dumps(record, sort_keys=True)`` and ``json.loads`` gives it back.
 
 **One set of field names.** The SID fields (docs/spec.md §1) are spelled as SID spells them wherever they are
-a dict key: a transcript turn, ``info["last_act"]`` (:meth:`envs.acts.TutorAct.to_dict`) and the readers.
-:data:`ACT_FIELD_KEYS` (kept beside :class:`~envs.acts.TutorAct`) maps an act's attribute to its key; it is the
+a dict key: a transcript turn, ``info["last_act"]`` (:meth:`tutorzoo.envs.acts.TutorAct.to_dict`) and the readers.
+:data:`ACT_FIELD_KEYS` (kept beside :class:`~tutorzoo.envs.acts.TutorAct`) maps an act's attribute to its key; it is the
 only place the two spellings meet. :data:`LEGACY_TURN_KEYS` are the short spellings ``info["last_act"]`` used
 before (``intent``, ``strategy``, ``guidance_level``, ``disciplines``); the turn readers accept them.
 
@@ -17,8 +17,8 @@ before the field existed have the same layout as version 1 and read as version 1
 
 Example::
 
-    from envs import tutoring_v0
-    from envs.records import learning_gain, schema_version
+    from tutorzoo.envs import tutoring_v0
+    from tutorzoo.envs.records import learning_gain, schema_version
     env = tutoring_v0.env(task_set="math")
     env.reset(seed=0)
     record = env.unwrapped.episode_record()
@@ -30,8 +30,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, TypedDict
 
-from envs.acts import ACT_FIELD_KEYS, StudentTurn, TutorAct
-from envs.protocols import FailureRecord
+from tutorzoo.envs.acts import ACT_FIELD_KEYS, StudentTurn, TutorAct
+from tutorzoo.envs.protocols import FailureRecord
 
 SCHEMA_VERSION = 1
 """The episode record layout. Bump it (and document the change in docs/records.md) when a field is renamed,
@@ -42,7 +42,7 @@ LEGACY_TURN_KEYS: dict[str, str] = dict(ACT_FIELD_KEYS)
 
 
 class TurnRecord(TypedDict):
-    """One transcript turn: SID's nine fields (``envs.labels.TURN_FIELDS``) then the env's five.
+    """One transcript turn: SID's nine fields (``tutorzoo.envs.labels.TURN_FIELDS``) then the env's five.
 
     A field of the other speaker is ``None``; ``discipline`` is a list.
     """

@@ -3,7 +3,7 @@
 The repository keeps its YAML configuration at the top, in ``configs/`` (lessons, personas, rewards, suites, train
 recipes), where users read and edit it. ``envs/configs`` is a symbolic link to that folder, so the files are
 package data of :mod:`envs`: setuptools copies what the link points to into the wheel as ``envs/configs/...``,
-and the same lookup, ``importlib.resources.files("envs") / "configs"``, finds them in a checkout, an editable
+and the same lookup, ``importlib.resources.files("tutorzoo.envs") / "configs"``, finds them in a checkout, an editable
 install and an installed wheel. Prompts, task banks and judge rubrics already live beside the code that reads
 them (``agents/prompts``, ``envs/prompts``, ``envs/tasks/data``, ``eval/judges``), as does the stylesheet and script
 of ``report.html`` (``eval/assets``), and ship as those packages' data.
@@ -13,7 +13,7 @@ of the link; :func:`config_dir` then says so.
 
 Example::
 
-    from envs.resources import config_dir
+    from tutorzoo.envs.resources import config_dir
     sorted(p.stem for p in config_dir("suites").glob("*.yaml"))[:2]   # ['default', 'dr-academy']
 """
 
@@ -23,7 +23,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Literal
 
-from envs.errors import ConfigError
+from tutorzoo.envs.errors import ConfigError
 
 ConfigKind = Literal["lessons", "personas", "rewards", "suites", "train"]
 CONFIG_KINDS: tuple[ConfigKind, ...] = ("lessons", "personas", "rewards", "suites", "train")
@@ -31,7 +31,7 @@ CONFIG_KINDS: tuple[ConfigKind, ...] = ("lessons", "personas", "rewards", "suite
 
 def config_root() -> Path:
     """The folder that holds one sub-folder per :data:`CONFIG_KINDS` (``configs/`` of a checkout, resolved)."""
-    root = files("envs") / "configs"
+    root = files("tutorzoo.envs") / "configs"
     if not isinstance(root, Path):  # a zip import: loaders glob and open paths, so the package must be unzipped
         raise ConfigError(f"TutorZoo's configs are inside an archive ({root}); install the wheel with pip, "
                           "which unpacks it, instead of importing the package from a zip file")

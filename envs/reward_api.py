@@ -5,7 +5,7 @@ to it — and :meth:`RewardModel.episode` once at the end. Each returns named co
 ``weigh(components)`` to the tutor, sums each component over the episode into
 ``record["reward_components"]`` and reports the per-exchange components in the tutor's ``info``.
 
-The ``exchange`` dict holds: ``task`` (the :class:`~envs.tasks.base.Task`), ``tutor`` and ``student`` (the two
+The ``exchange`` dict holds: ``task`` (the :class:`~tutorzoo.envs.tasks.base.Task`), ``tutor`` and ``student`` (the two
 transcript records), ``state_before`` / ``state_after`` (the student's privileged state around the reply; empty
 dicts for a student that reports none), ``history`` (the transcript so far) and ``turn``.
 

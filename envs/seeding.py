@@ -1,8 +1,9 @@
 """The seeds of an episode: one derivation for every way of playing it.
 
 An episode is fixed by its spec, and its spec's ``seed`` is the only seed: the env is reset with it, and each
-policy seat is reset with ``derive_seed(seed, role)``. The harness (:func:`eval.rollout.run_episode`), the
-batched rollout (:mod:`eval.batch`), ``tutorzoo play`` and the Gymnasium views (:mod:`envs.single_agent`) all
+policy seat is reset with ``derive_seed(seed, role)``. The harness (:func:`tutorzoo.eval.rollout.run_episode`), the
+batched rollout (:mod:`tutorzoo.eval.batch`), ``tutorzoo play`` and the Gymnasium views
+(:mod:`tutorzoo.envs.single_agent`) all
 call this function, so the same spec and tutor play the same transcript through each of them
 (``tests/envs/test_one_spec_one_episode.py``).
 
@@ -11,7 +12,7 @@ recorded seed and benchmark number rests on it; the roles in use (``tutor``, ``s
 
 Example::
 
-    from envs.seeding import derive_seed, episode_seed
+    from tutorzoo.envs.seeding import derive_seed, episode_seed
     spec_seed = episode_seed(0, 3)                 # the 4th episode of a run seeded 0
     derive_seed(spec_seed, "student")              # the student's reset seed in that episode
 """

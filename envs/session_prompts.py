@@ -1,5 +1,5 @@
 """The session's prompt texts, kept in files beside the env (``envs/prompts/*.txt``), as the judges' prompts are
-kept beside the judges (``eval/judges/prompts``, read by :mod:`eval.judges.rubric`) and the students' beside
+kept beside the judges (``eval/judges/prompts``, read by :mod:`tutorzoo.eval.judges.rubric`) and the students' beside
 the students (``agents/prompts``).
 
 - ``tutor_system.txt``: the tutor's system message, the first of its ``info["messages"]``;
@@ -11,7 +11,7 @@ that adds one changes nothing; ``tests/envs/test_session_prompts.py`` checks tha
 
 Example::
 
-    from envs.session_prompts import TUTOR_SYSTEM_PROMPT
+    from tutorzoo.envs.session_prompts import TUTOR_SYSTEM_PROMPT
     TUTOR_SYSTEM_PROMPT.startswith("You are a patient expert tutor.")   # True
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from envs.errors import ConfigError
+from tutorzoo.envs.errors import ConfigError
 
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
 

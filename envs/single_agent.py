@@ -2,12 +2,13 @@
 
 :class:`TutorEnv` is the tutor's seat: each ``step`` takes one tutor dialogue turn; the embedded student's turns
 and the test phases are played inside the step. :class:`StudentEnv` is the student's seat with a tutor policy
-embedded. The embedded seat is a policy *object* (:class:`envs.protocols.Student` / :class:`envs.protocols.Tutor`);
-the turns are played by the rollout engine's turn loop (:func:`envs.engine.advance`) and seeded as the engine
-seeds them (:mod:`envs.seeding`), so the same spec and policies play the same episode here as in the harness.
+embedded. The embedded seat is a policy *object* (:class:`tutorzoo.envs.protocols.Student` /
+:class:`tutorzoo.envs.protocols.Tutor`);
+the turns are played by the rollout engine's turn loop (:func:`tutorzoo.envs.engine.advance`) and seeded as the engine
+seeds them (:mod:`tutorzoo.envs.seeding`), so the same spec and policies play the same episode here as in the harness.
 
 Names (``persona="sid_core"``, ``tutor="socratic"``, ``reset(options={"persona": ...})``) are resolved by the
-views that agents register: ``gymnasium.make("tutorzoo/Tutor-v0", ...)`` (:mod:`agents.gym_views`). ``envs``
+views that agents register: ``gymnasium.make("tutorzoo/Tutor-v0", ...)`` (:mod:`tutorzoo.agents.gym_views`). ``envs``
 itself depends on no agent code.
 
 ``reset(options=...)`` takes ``task_id`` (this episode's task, from the env's task set); an unknown option is an
@@ -16,7 +17,7 @@ constructor's settings.
 
 Example::
 
-    from agents.student import SimulatedStudent
+    from tutorzoo.agents.student import SimulatedStudent
     env = TutorEnv(SimulatedStudent("all_round_partly_wrong"), task_set="math")
     obs, info = env.reset(seed=0, options={"task_id": "fraction_addition"})
 """
@@ -28,11 +29,11 @@ from typing import Any
 
 import gymnasium as gym
 
-from envs.engine import advance
-from envs.errors import ConfigError
-from envs.protocols import Student, Tutor
-from envs.seeding import derive_seed
-from envs.tutoring import TutoringEnv
+from tutorzoo.envs.engine import advance
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.protocols import Student, Tutor
+from tutorzoo.envs.seeding import derive_seed
+from tutorzoo.envs.tutoring import TutoringEnv
 
 
 class _Embedded(gym.Env):

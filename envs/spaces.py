@@ -16,7 +16,7 @@ import unicodedata
 import numpy as np
 from gymnasium import spaces
 
-from envs.labels import COGNITION_STATES, INTENTS, STRATEGIES
+from tutorzoo.envs.labels import COGNITION_STATES, INTENTS, STRATEGIES
 
 # Printable ASCII plus the Latin-1 letters and the maths/typography symbols tutors and students use.
 _EXTRA = "ÀÁÂÄÅÆÇÈÉÊËÌÍÎÏÑÒÓÔÖØÙÚÛÜÝßàáâäåæçèéêëìíîïñòóôöøùúûüýÿ×÷−–—‘’“”…°±²³¹½¼¾·√π∞≤≥≠≈∑∫Δθμ€£¥→←↑↓•"

@@ -1,4 +1,4 @@
-"""The tutoring session as a turn-based PettingZoo AEC environment (documented in :mod:`envs.tutoring_v0`)."""
+"""The tutoring session as a turn-based PettingZoo AEC environment (documented in :mod:`tutorzoo.envs.tutoring_v0`)."""
 
 from __future__ import annotations
 
@@ -11,27 +11,27 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
-from envs import spaces as tzs
-from envs.act_features import act_from_ints, act_ints
-from envs.act_text import verbalise_act
-from envs.acts import StudentTurn, TutorAct
-from envs.annotate import AnnotationContext, Annotator
-from envs.config import EnvConfig, make_config
-from envs.content import EMPTY as EMPTY_READING
-from envs.content import ContentReader, with_reading
-from envs.errors import ConfigError
-from envs.grading import Grade, grade, mentions_value
-from envs.labels import COGNITION_STATES
-from envs.records import EnvEpisodeRecord, TurnRecord, env_episode_record, student_turn, tutor_info, tutor_turn
-from envs.reward_api import LearningGain, RewardModel
-from envs.session_prompts import STUDENT_SYSTEM_PROMPT, TEST_ANSWER_FORMAT, TUTOR_SYSTEM_PROMPT
-from envs.tasks import get_task_set
-from envs.tasks.base import Item, Task
+from tutorzoo.envs import spaces as tzs
+from tutorzoo.envs.act_features import act_from_ints, act_ints
+from tutorzoo.envs.act_text import verbalise_act
+from tutorzoo.envs.acts import StudentTurn, TutorAct
+from tutorzoo.envs.annotate import AnnotationContext, Annotator
+from tutorzoo.envs.config import EnvConfig, make_config
+from tutorzoo.envs.content import EMPTY as EMPTY_READING
+from tutorzoo.envs.content import ContentReader, with_reading
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.grading import Grade, grade, mentions_value
+from tutorzoo.envs.labels import COGNITION_STATES
+from tutorzoo.envs.records import EnvEpisodeRecord, TurnRecord, env_episode_record, student_turn, tutor_info, tutor_turn
+from tutorzoo.envs.reward_api import LearningGain, RewardModel
+from tutorzoo.envs.session_prompts import STUDENT_SYSTEM_PROMPT, TEST_ANSWER_FORMAT, TUTOR_SYSTEM_PROMPT
+from tutorzoo.envs.tasks import get_task_set
+from tutorzoo.envs.tasks.base import Item, Task
 
 AGENTS = ("tutor", "student")
 
 class TutoringEnv(AECEnv):
-    """A tutor and a student: pre-test -> dialogue -> post-test. See :mod:`envs.tutoring_v0` for the docs."""
+    """A tutor and a student: pre-test -> dialogue -> post-test. See :mod:`tutorzoo.envs.tutoring_v0` for the docs."""
 
     metadata = {"name": "tutoring_v0", "render_modes": ["human", "ansi"], "is_parallelizable": True}
 
@@ -39,16 +39,18 @@ class TutoringEnv(AECEnv):
         super().__init__()
         max_steps = kwargs.pop("_max_steps", None)
         reward = kwargs.pop("reward", None)
-        # what reads the tutor's turns (task -> an object with ``read(text) -> envs.content.Reading``): the rule
-        # reader by default; a model-backed one from agents.content_reader_llm.reader_factory("llm:…" | "hf:…")
+        # what reads the tutor's turns (task -> an object with ``read(text) -> tutorzoo.envs.content.Reading``): the
+        # rule
+        # reader by default; a model-backed one from tutorzoo.agents.content_reader_llm.reader_factory("llm:…" | "hf:…")
         reader = kwargs.pop("reader", None)
         if reader is not None and not callable(reader):
-            raise ConfigError(f"reader must be a callable task -> reader (e.g. agents.content_reader_llm."
+            raise ConfigError(f"reader must be a callable task -> reader (e.g. tutorzoo.agents.content_reader_llm."
                               f"reader_factory('llm:openai:<model>')), got {type(reader).__name__}")
         self._reader_factory = reader if reader is not None else ContentReader.for_task
         if reward is not None and not isinstance(reward, RewardModel):
             raise ConfigError(
-                f"reward must implement envs.reward_api.RewardModel (e.g. rewards.Rubric), got {type(reward).__name__}"
+                "reward must implement tutorzoo.envs.reward_api.RewardModel (e.g. tutorzoo.rewards.Rubric), "
+                f"got {type(reward).__name__}"
             )
         self.reward_model: RewardModel = reward if reward is not None else LearningGain()
         self.config: EnvConfig = make_config(**kwargs)

@@ -4,7 +4,7 @@ A tutoring session between a **tutor** and a **student**: pre-test -> dialogue -
 
 | | |
 | --- | --- |
-| Import | `from envs import tutoring_v0` |
+| Import | `from tutorzoo.envs import tutoring_v0` |
 | Agents | `agents = ["tutor", "student"]` |
 | Actions | tutor: `Text` (``action_mode="text"``) or `MultiDiscrete` acts (``"act"``); student: `Text` |
 | Observations | `Dict(text=Text, features=Box)` for each agent |
@@ -33,11 +33,11 @@ student's response, correctness) and ``last_act`` (the annotation of its last tu
 
 ## Action
 Text mode: any string — the env normalises it (NFKC, control characters dropped, clipped to 4,000
-characters, counted in ``clipped_turns``) and the rule-based annotator (:mod:`envs.annotate`) turns it into
+characters, counted in ``clipped_turns``) and the rule-based annotator (:mod:`tutorzoo.envs.annotate`) turns it into
 SID labels; a non-string or empty action is an invalid turn (counted, labelled ``invalid``). Act mode:
 ``MultiDiscrete([5 intents, 9 strategies (8 + none), 3 guidance levels, 8 KC slots, 2 end flag])``
-verbalised by templates (:mod:`envs.act_text`); a malformed vector is an invalid turn. The student's action
-is text, or a :class:`envs.acts.StudentTurn` (or dict) carrying its true SID labels.
+verbalised by templates (:mod:`tutorzoo.envs.act_text`); a malformed vector is an invalid turn. The student's action
+is text, or a :class:`tutorzoo.envs.acts.StudentTurn` (or dict) carrying its true SID labels.
 
 ## Rewards
 At the end, the tutor receives the learning gain (post-test score - pre-test score on the isomorphic
@@ -50,11 +50,11 @@ Termination after the last post-test answer; truncation after ``max_cycles`` rou
 ## Arguments
 ``task_set`` (math, stem, mcq), ``task_id`` (None: drawn from the reset seed), ``task_path``, ``max_turns``
 (8), ``opener`` (student/tutor), ``posttest`` (isomorphic/same/both), ``action_mode`` (text/act),
-``max_cycles``, ``render_mode`` (human/ansi). See :class:`envs.config.EnvConfig`. Two Python objects besides:
-``reward`` (an :class:`envs.reward_api.RewardModel`, e.g. ``rewards.Rubric``; default the learning gain) and
-``reader`` (``task -> reader`` whose ``read(text)`` returns an :class:`envs.content.Reading`: what the student
-learns from; default the rule reader :meth:`envs.content.ContentReader.for_task`, or a model-backed one from
-``agents.content_reader_llm.reader_factory("llm:<backend>" | "hf:<path>")``, which fails closed).
+``max_cycles``, ``render_mode`` (human/ansi). See :class:`tutorzoo.envs.config.EnvConfig`. Two Python objects besides:
+``reward`` (an :class:`tutorzoo.envs.reward_api.RewardModel`, e.g. ``rewards.Rubric``; default the learning gain) and
+``reader`` (``task -> reader`` whose ``read(text)`` returns an :class:`tutorzoo.envs.content.Reading`: what the student
+learns from; default the rule reader :meth:`tutorzoo.envs.content.ContentReader.for_task`, or a model-backed one from
+``tutorzoo.agents.content_reader_llm.reader_factory("llm:<backend>" | "hf:<path>")``, which fails closed).
 
 ## Version history
 * v0: initial release. Since then, within v0: the student learns from the content of each turn (read by
@@ -65,7 +65,7 @@ learns from; default the rule reader :meth:`envs.content.ContentReader.for_task`
 
 Example::
 
-    from envs import tutoring_v0
+    from tutorzoo.envs import tutoring_v0
     env = tutoring_v0.env(task_set="math", max_turns=6)
     env.reset(seed=0)
     for agent in env.agent_iter():
@@ -81,7 +81,7 @@ from typing import Any
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
-from envs.tutoring import TutoringEnv
+from tutorzoo.envs.tutoring import TutoringEnv
 
 raw_env = TutoringEnv
 

@@ -1,6 +1,6 @@
 """Is a tutor turn language at all? The well-formedness check the rule-based annotator runs first.
 
-The annotator (:mod:`envs.annotate`) reads labels from cue words and topic keywords, so text that merely
+The annotator (:mod:`tutorzoo.envs.annotate`) reads labels from cue words and topic keywords, so text that merely
 *contains* them — an untrained model's token salad ("largestMame thinking wrote Yes motater?ivalentessure ...
 lemon? waves pushed"), or a string of keywords with no sentence around them — would otherwise earn strategies,
 transfer, disciplines and L3. The project's standard is that detectors fail closed: a turn that is not
@@ -32,13 +32,14 @@ every distinct turn of every built-in tutor (socratic, lecturer, random and the 
 stem and mcq task sets, 5 seeds x every persona, 3,300 distinct turns: none flagged), English prose outside the
 project's vocabulary (837 sentences of the source papers, citations and acronyms included: 8% flagged, a
 pessimistic bound for a fluent model's tutoring talk), the turns of an untrained tiny model
-(``python -m train.tiny_model``; 96 turns of the train-sft suite: all flagged) and 600 strings of 5-150 random tokens
+(``python -m tutorzoo.train.tiny_model``; 96 turns of the train-sft suite: all flagged) and 600 strings of 5-150 random
+tokens
 of its tokenizer (586 flagged; those that pass happen to be mostly words).
 It checks language, not teaching: the ``adv_*`` probes' cue-word turns are sentences and pass (the content gate,
-:mod:`rewards.gate`, and the student model deal with them); word salad sprinkled with function words, or in
+:mod:`tutorzoo.rewards.gate`, and the student model deal with them); word salad sprinkled with function words, or in
 fewer than :data:`SALAD_MIN_WORDS` words, is not caught. English only.
 
-What the annotator does with a turn that fails (see :mod:`envs.annotate`): the labels that give no credit —
+What the annotator does with a turn that fails (see :mod:`tutorzoo.envs.annotate`): the labels that give no credit —
 ``intent="check_understanding"`` (the one intent SID's SC does not count), ``strategy=None`` (SD, SV),
 ``guidance_level="L1"`` (L3GR; the lowest Bloom demand), ``disciplines`` = the previous turn's disciplines
 (the task's main discipline on the first turn; so the turn neither brings nor resets a discipline),
@@ -51,7 +52,7 @@ The answer-leak check still runs on it (a leak in gibberish is still a leak) and
 
 Example::
 
-    from envs.wellformed import check
+    from tutorzoo.envs.wellformed import check
     check("Imagine you cut a pizza into 6 slices. What fraction is one slice?").ok      # True
     check("largestMame thinking wrote Yes motater?ivalentessure donengthium?").reason  # 'unknown words ...'
 """
@@ -236,7 +237,7 @@ def vocabulary() -> frozenset[str]:
             for literal in _string_literals(_read(path)):
                 found.update(_WORD.findall(literal.lower()))
     if len(found) < 1000:  # the project's text is missing: every turn would fail, and silently
-        raise RuntimeError(f"envs.wellformed: only {len(found)} vocabulary words found under {ROOT}; "
+        raise RuntimeError(f"tutorzoo.envs.wellformed: only {len(found)} vocabulary words found under {ROOT}; "
                            "the lesson and task files must be installed with the package")
     return frozenset(found)
 

@@ -1,11 +1,12 @@
 """Annotator agreement with the hand-labelled gold set: accuracy and Cohen's κ per SID field (SID Table VI).
 
-``python -m eval.agreement`` (CLI: ``tutorzoo agreement``; ``--reader`` scores content readers instead, see
-:mod:`eval.reader_agreement`) prints, for each annotator, the accuracy and κ of
+``python -m tutorzoo.eval.agreement`` (CLI: ``tutorzoo agreement``; ``--reader`` scores content readers instead, see
+:mod:`tutorzoo.eval.reader_agreement`) prints, for each annotator, the accuracy and κ of
 every field against ``eval/data/gold_annotations.jsonl``, beside the field's majority-class baseline (the share of
 its most frequent gold label), and flags the fields whose accuracy is not above that baseline. Annotators:
-``rule`` (the env's labels: :class:`envs.annotate.Annotator` on tutor turns combined with the content reader
-:mod:`envs.content` exactly as the env combines them, see :func:`env_tutor_act`; :mod:`envs.annotate_student` on
+``rule`` (the env's labels: :class:`tutorzoo.envs.annotate.Annotator` on tutor turns combined with the content reader
+:mod:`tutorzoo.envs.content` exactly as the env combines them, see :func:`env_tutor_act`;
+:mod:`tutorzoo.envs.annotate_student` on
 student turns; each given the context the env would keep), ``majority`` (always the gold set's most frequent
 label: κ = 0 by construction, the chance floor), or a path to a JSONL file of predictions (``dialogue_id``,
 ``turn_index`` and any label fields), e.g. an LLM annotator's output.
@@ -70,7 +71,7 @@ decided):
 
 Example::
 
-    from eval.agreement import agreement
+    from tutorzoo.eval.agreement import agreement
     report = agreement("rule")
     report["fields"]["teacher_intent"]["kappa"]
 """
@@ -86,15 +87,23 @@ from typing import Any
 
 import numpy as np
 
-from envs.acts import TutorAct
-from envs.annotate import AnnotationContext, Annotator
-from envs.annotate_student import StudentAnnotator, StudentContext
-from envs.content import EMPTY as EMPTY_READING
-from envs.content import ContentReader, with_reading
-from envs.errors import ConfigError, DatasetError
-from envs.jsonl_lines import jsonl_file_values
-from envs.labels import BLOOM_LEVELS, COGNITION_STATES, DISCIPLINES, GUIDANCE_LEVELS, INTENTS, SPEAKERS, STRATEGIES
-from envs.tasks import TASK_SETS, Task, get_task_set
+from tutorzoo.envs.acts import TutorAct
+from tutorzoo.envs.annotate import AnnotationContext, Annotator
+from tutorzoo.envs.annotate_student import StudentAnnotator, StudentContext
+from tutorzoo.envs.content import EMPTY as EMPTY_READING
+from tutorzoo.envs.content import ContentReader, with_reading
+from tutorzoo.envs.errors import ConfigError, DatasetError
+from tutorzoo.envs.jsonl_lines import jsonl_file_values
+from tutorzoo.envs.labels import (
+    BLOOM_LEVELS,
+    COGNITION_STATES,
+    DISCIPLINES,
+    GUIDANCE_LEVELS,
+    INTENTS,
+    SPEAKERS,
+    STRATEGIES,
+)
+from tutorzoo.envs.tasks import TASK_SETS, Task, get_task_set
 
 GOLD_PATH = Path(__file__).resolve().parent / "data" / "gold_annotations.jsonl"
 
@@ -265,7 +274,7 @@ def _transfer(disciplines: Sequence[str], previous: Sequence[str]) -> bool:
 def env_tutor_act(annotator: Annotator, reader: ContentReader, text: str, ctx: AnnotationContext) -> TutorAct:
     """The act the env gives a text-mode tutor turn: the annotator's labels with what the content reader reads.
 
-    The env's own combination, :func:`envs.content.with_reading`: ``target_kc`` is the reading's component and
+    The env's own combination, :func:`tutorzoo.envs.content.with_reading`: ``target_kc`` is the reading's component and
     ``addresses_misconception`` the first misconception the turn refutes; a turn the annotator finds malformed
     keeps its no-credit labels and an empty reading.
 
@@ -284,7 +293,8 @@ def rule_annotations(records: Sequence[dict]) -> dict[Key, dict]:
 
     Tutor turns: :func:`env_tutor_act` (the annotator with the env's :class:`AnnotationContext`: focus KC,
     previous turn's disciplines, tutor history, whether the student spoke last; then the content reader), the
-    context built from the labels of the earlier turns. Student turns: :class:`envs.annotate_student.StudentAnnotator`.
+    context built from the labels of the earlier turns. Student turns:
+    :class:`tutorzoo.envs.annotate_student.StudentAnnotator`.
     """
     tasks: dict[tuple, Task] = {}
     out: dict[Key, dict] = {}
@@ -379,7 +389,8 @@ def agreement(annotator_name: str = "rule", path: str | Path = GOLD_PATH) -> dic
     """Accuracy and Cohen's κ per field of one annotator against the gold set at ``path``, with the baseline.
 
     ``annotator_name`` is ``rule``, ``majority``, ``llm:<backend spec>`` (the LLM annotator of
-    :mod:`agents.annotate_llm` over that backend) or a path to a JSONL predictions file. A field is scored on the
+    :mod:`tutorzoo.agents.annotate_llm` over that backend) or a path to a JSONL predictions file. A field is scored on
+    the
     turns it applies to that carry it (tutor fields on tutor turns; ``target_kc`` and
     ``addresses_misconception`` on the content records); a turn the annotator did not label counts as a
     disagreement. ``baseline`` is the accuracy of always answering the field's majority gold label
@@ -397,7 +408,7 @@ def agreement(annotator_name: str = "rule", path: str | Path = GOLD_PATH) -> dic
     if annotator_name in ANNOTATORS:
         predictions = ANNOTATORS[annotator_name](records)
     elif annotator_name.startswith("llm:"):  # llm:<backend spec>, e.g. llm:openai:gpt-4o-mini
-        from agents.annotate_llm import predictions_for_gold
+        from tutorzoo.agents.annotate_llm import predictions_for_gold
 
         preds = predictions_for_gold(records, annotator_name.removeprefix("llm:"))
         predictions = {(p["dialogue_id"], p["turn_index"]): p for p in preds}
@@ -458,7 +469,7 @@ def _score(value: float | None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m eval.agreement [--annotator NAME ...] [--gold FILE] [--json]``: the agreement table.
+    """``python -m tutorzoo.eval.agreement [--annotator NAME ...] [--gold FILE] [--json]``: the agreement table.
 
     Beside each field: its majority-class baseline (label and share). An accuracy not above the baseline is
     marked ``!`` and listed under the table; the ``majority`` annotator is the baseline itself and is never
@@ -530,8 +541,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _readers_main(specs: list[str], gold: str | None, as_json: bool) -> int:
-    """``--reader``: the content readers' agreement with the reader gold set (:mod:`eval.reader_agreement`)."""
-    from eval.reader_agreement import READER_GOLD_PATH, print_reports, reader_agreement
+    """``--reader``: the content readers' agreement with the reader gold set (:mod:`tutorzoo.eval.reader_agreement`)."""
+    from tutorzoo.eval.reader_agreement import READER_GOLD_PATH, print_reports, reader_agreement
 
     names = list(dict.fromkeys(["rule", *specs]))
     reports = [reader_agreement(name, gold or READER_GOLD_PATH) for name in names]

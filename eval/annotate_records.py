@@ -4,20 +4,22 @@ Annotators:
 
 - ``none`` (the default): nothing is labelled, and the scorer reports the SID metrics of unlabelled dialogues
   as not computed (``null`` with a reason), never as zeros;
-- ``rule``: TutorZoo's rule-based annotators (:mod:`envs.annotate` for tutor turns, :mod:`envs.annotate_student`
-  for student turns), run over each dialogue in order with the env's context, as :mod:`eval.agreement` runs
+- ``rule``: TutorZoo's rule-based annotators (:mod:`tutorzoo.envs.annotate` for tutor turns,
+:mod:`tutorzoo.envs.annotate_student`
+  for student turns), run over each dialogue in order with the env's context, as :mod:`tutorzoo.eval.agreement` runs
   them;
-- ``llm:<backend>:<model>`` (e.g. ``llm:openai:gpt-4o-mini``): :class:`agents.annotate_llm.LLMAnnotator`; a turn
+- ``llm:<backend>:<model>`` (e.g. ``llm:openai:gpt-4o-mini``): :class:`tutorzoo.agents.annotate_llm.LLMAnnotator`; a
+turn
   whose reply is unusable keeps no labels and is counted in the summary.
 
 Both need a task (its vocabulary, its answer): a peer's dialogue gets a one-item task from the problem text the
-converter kept (``task_text``: question, answer, category, options; see :func:`envs.tasks.mcq.task_from_text`).
+converter kept (``task_text``: question, answer, category, options; see :func:`tutorzoo.envs.tasks.mcq.task_from_text`).
 Labels the rule annotators give peers' dialogues are TutorZoo's reading of them, not the peers' annotation:
 ``metrics.json`` names the annotator beside the numbers.
 
 Example::
 
-    from eval.annotate_records import annotate_records
+    from tutorzoo.eval.annotate_records import annotate_records
     labelled, summary = annotate_records(records, "rule")
 """
 
@@ -26,11 +28,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from envs.annotate import AnnotationContext, Annotator
-from envs.annotate_student import StudentAnnotator, StudentContext
-from envs.errors import ConfigError
-from envs.tasks.base import Task
-from envs.tasks.mcq import task_from_text
+from tutorzoo.envs.annotate import AnnotationContext, Annotator
+from tutorzoo.envs.annotate_student import StudentAnnotator, StudentContext
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.tasks.base import Task
+from tutorzoo.envs.tasks.mcq import task_from_text
 
 DEFAULT_ANNOTATOR = "none"
 _TUTOR_FIELDS = ("teacher_intent", "teaching_strategy", "teacher_guidance_level")
@@ -94,8 +96,8 @@ def rule_label(turns: Sequence[Mapping], task: Task) -> list[dict]:
 
 
 def _llm_labeller(spec: str) -> Any:
-    from agents.annotate_llm import LLMAnnotator
-    from agents.backends import make_backend
+    from tutorzoo.agents.annotate_llm import LLMAnnotator
+    from tutorzoo.agents.backends import make_backend
 
     annotator = LLMAnnotator(make_backend(spec.removeprefix("llm:")))
 

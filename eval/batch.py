@@ -1,27 +1,30 @@
 """Batched rollouts: many episodes in lockstep, so a batched tutor answers all of them with one model call.
 
-:func:`run_batched` is the benchmark's name for the rollout engine (:func:`envs.engine.play`): up to
+:func:`run_batched` is the benchmark's name for the rollout engine (:func:`tutorzoo.envs.engine.play`): up to
 ``batch_size`` episodes in flight, one env and one student per spec, one tutor call per step for every
-episode waiting for the tutor; records are those of :func:`eval.rollout.run_episode`, field for field, in the
+episode waiting for the tutor; records are those of :func:`tutorzoo.eval.rollout.run_episode`, field for field, in the
 order of ``specs``.
 
-How the tutor is driven (:mod:`envs.protocols`, chosen by :func:`envs.engine.tutor_seat`):
+How the tutor is driven (:mod:`tutorzoo.envs.protocols`, chosen by :func:`tutorzoo.envs.engine.tutor_seat`):
 
-- a :class:`~envs.protocols.BatchedTutor` (``act_batch``, e.g. :class:`agents.tutor.llm.LLMTutor`) is one shared
+- a :class:`~tutorzoo.envs.protocols.BatchedTutor` (``act_batch``, e.g. :class:`tutorzoo.agents.tutor.llm.LLMTutor`) is
+one shared
   instance, reset once per run with the first spec's tutor seed, with one ``act_batch`` call per step. A sampling
   LLM tutor's turns are seeded per call, so its batched samples differ from a sequential run's (both are
   reproducible); a deterministic tutor's agree.
-- an :class:`~envs.protocols.EpisodeTutor` (GRPO's token tutor) also gets ``begin_episode(index, seed)`` as each
-  episode starts and the waiting episodes as :class:`~envs.protocols.TutorTurn` objects naming their index.
-- any other tutor plays one episode at a time (:class:`envs.engine.BatchOfOne`), reset with each episode's tutor
+- an :class:`~tutorzoo.envs.protocols.EpisodeTutor` (GRPO's token tutor) also gets ``begin_episode(index, seed)`` as
+each
+  episode starts and the waiting episodes as :class:`~tutorzoo.envs.protocols.TutorTurn` objects naming their index.
+- any other tutor plays one episode at a time (:class:`tutorzoo.envs.engine.BatchOfOne`), reset with each episode's
+tutor
   seed, exactly as ``run_episode`` does.
 
-Failures stay with their episodes (see :mod:`envs.engine`).
+Failures stay with their episodes (see :mod:`tutorzoo.envs.engine`).
 
 Example::
 
-    from agents.student import SimulatedStudent
-    from agents.tutor import make_tutor
+    from tutorzoo.agents.student import SimulatedStudent
+    from tutorzoo.agents.tutor import make_tutor
     specs = [EpisodeSpec(task_set="math", persona="anxious", seed=s) for s in range(32)]
     records = run_batched(specs, make_tutor("hf:models/tiny"), SimulatedStudent, batch_size=16)
 """
@@ -31,10 +34,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from envs.config import EpisodeSpec
-from envs.engine import play
-from envs.protocols import BatchedTutor, EpisodeTutor, Tutor
-from envs.reward_api import RewardModel
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.engine import play
+from tutorzoo.envs.protocols import BatchedTutor, EpisodeTutor, Tutor
+from tutorzoo.envs.reward_api import RewardModel
 
 
 def run_batched(

@@ -22,8 +22,9 @@ Exit status: 0 ok; 1 the run finished and its files are written, but some tutor 
 failed: the error types are printed); 2 bad input (a one-line error naming the fix), nothing run; 130
 interrupted (finished records kept).
 
-This module parses the command line and dispatches; :mod:`eval.cli_runs` implements the commands that write runs
-(``eval``, ``rollout``, ``report``) and :mod:`eval.cli_options` the options and checks they share. The
+This module parses the command line and dispatches; :mod:`tutorzoo.eval.cli_runs` implements the commands that write
+runs
+(``eval``, ``rollout``, ``report``) and :mod:`tutorzoo.eval.cli_options` the options and checks they share. The
 subcommands with a parser of their own (``score``, ``play``, ``agreement``, ``train``, ``judge``) get the rest
 of the command line; ``train`` is imported here, inside its dispatch only (``tests/test_layering.py``).
 """
@@ -31,15 +32,14 @@ of the command line; ``train`` is imported here, inside its dispatch only (``tes
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich.console import Console
 
-from envs.errors import ConfigError, TutorZooError
-from eval.cli_options import (
+from tutorzoo.envs.errors import ConfigError, TutorZooError
+from tutorzoo.eval.cli_options import (
     _TRAIN_EXTRAS,
     EXIT_ERROR,
     EXIT_NOT_SCORED,
@@ -49,34 +49,34 @@ from eval.cli_options import (
     require_extra,
     tutor_names,
 )
-from eval.cli_runs import cmd_eval, cmd_report, cmd_rollout, write_reports
+from tutorzoo.eval.cli_runs import cmd_eval, cmd_report, cmd_rollout, write_reports
 
 
 def cmd_list(args: argparse.Namespace, console: Console) -> int:
     if args.what == "tutors":
-        from agents.tutor.registry import TUTORS
+        from tutorzoo.agents.tutor.registry import TUTORS
 
         for name, cls in TUTORS.items():  # built-ins first, then the adversarial probes
             console.print(f"{name:10s} {(cls.__doc__ or '').strip().splitlines()[0]}", markup=False)
         console.print("Any class with reset(seed) and act(observation, info): --tutor package.module:ClassName "
                       "(imported from the current folder or PYTHONPATH)", markup=False)
     elif args.what == "personas":
-        from agents.student.personas import load_personas
+        from tutorzoo.agents.student.personas import load_personas
 
         for name, p in sorted(load_personas().items(), key=lambda kv: (kv[1].family, kv[0])):
             console.print(f"{p.family:10s} {name}")
     elif args.what == "tasks":
-        from envs.tasks import get_task_set
+        from tutorzoo.envs.tasks import get_task_set
 
         for task_id in get_task_set(args.task_set, args.task_path).task_ids():
             console.print(task_id)
     elif args.what == "task-sets":
-        from envs.tasks import TASK_SETS
+        from tutorzoo.envs.tasks import TASK_SETS
 
         for name in TASK_SETS:
             console.print(name)
     elif args.what == "suites":
-        from eval.suite import SUITE_DIR, load_suite
+        from tutorzoo.eval.suite import SUITE_DIR, load_suite
 
         for path in sorted(SUITE_DIR.glob("*.yaml")):
             suite = load_suite(str(path))
@@ -118,19 +118,19 @@ def _score_argv(rest: list[str]) -> list[str]:
 
 
 def cmd_score(args: argparse.Namespace, console: Console) -> int:
-    from eval.score import main as score_main
+    from tutorzoo.eval.score import main as score_main
 
     return score_main(_score_argv(args.rest))
 
 
 def cmd_play(args: argparse.Namespace, console: Console) -> int:
-    from eval.play import main as play_main
+    from tutorzoo.eval.play import main as play_main
 
     return play_main(args.rest)
 
 
 def cmd_agreement(args: argparse.Namespace, console: Console) -> int:
-    from eval.agreement import main as agreement_main
+    from tutorzoo.eval.agreement import main as agreement_main
 
     return agreement_main(args.rest)
 
@@ -139,13 +139,13 @@ def cmd_train(args: argparse.Namespace, console: Console) -> int:
     recipe = next((a for a in args.rest if not a.startswith("-")), None)
     if recipe in _TRAIN_EXTRAS:  # before importing the recipe: a raw ImportError traceback helps nobody
         require_extra(_TRAIN_EXTRAS[recipe], "train", f"tutorzoo train {recipe}")
-    from train.cli import main as train_main
+    from tutorzoo.train.cli import main as train_main
 
     return train_main(args.rest)
 
 
 def cmd_judge(args: argparse.Namespace, console: Console) -> int:
-    from eval.judges.cli import main as judge_main
+    from tutorzoo.eval.judges.cli import main as judge_main
 
     return judge_main(args.rest)
 
@@ -177,14 +177,14 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--student-base-url", default=None, help="OpenAI-compatible endpoint for --student llm:openai:M")
 
 def _judge_args(p: argparse.ArgumentParser) -> None:
-    """``--judge`` and its options, from :mod:`eval.judges.cli`."""
-    from eval.judges.cli import add_judge_args
+    """``--judge`` and its options, from :mod:`tutorzoo.eval.judges.cli`."""
+    from tutorzoo.eval.judges.cli import add_judge_args
 
     add_judge_args(p)
 
 
 def parser() -> argparse.ArgumentParser:
-    from eval.tracking import version
+    from tutorzoo.eval.tracking import version
 
     p = argparse.ArgumentParser(prog="tutorzoo",
                                 description="Train and benchmark AI tutors against simulated students.",
@@ -267,21 +267,9 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _cwd_importable() -> None:
-    """Tutors given as ``pkg.mod:Class`` are found in the folder the command runs from, as ``python -m``
-    would (the console script alone does not put it on ``sys.path``); worker processes inherit the path."""
-    cwd = os.getcwd()
-    if cwd not in sys.path and "" not in sys.path:
-        sys.path.insert(0, cwd)
-    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if cwd not in paths:  # Ray workers and other subprocesses read PYTHONPATH
-        os.environ["PYTHONPATH"] = os.pathsep.join([*paths, cwd])
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     given = None if argv is None else list(argv)
     argv = list(sys.argv[1:] if argv is None else argv)
-    _cwd_importable()
     if argv and argv[0] in PASSTHROUGH:
         args = argparse.Namespace(command=argv[0], rest=argv[1:])
         args.func = PASSTHROUGH[argv[0]][1]

@@ -1,7 +1,8 @@
 """The ``tutorzoo`` command line's shared options and checks: exit codes, optional extras named before any work,
 ``--out``, counts, ``--tutor [NAME=]SPEC``, ``--tutor-arg``, ``--student`` and ``--judge``.
 
-Bad input here is a :class:`~envs.errors.ConfigError` naming the fix; :func:`eval.cli.main` prints it and exits 2.
+Bad input here is a :class:`~tutorzoo.envs.errors.ConfigError` naming the fix; :func:`tutorzoo.eval.cli.main` prints it
+and exits 2.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from envs.errors import ConfigError
+from tutorzoo.envs.errors import ConfigError
 
 EXIT_OK, EXIT_NOT_SCORED, EXIT_ERROR = 0, 1, 2
 INSTALL_HINT = "pip install -e '.[{extra}]' (or `make install`, which installs every extra)"
@@ -53,7 +54,7 @@ def _check_tutor_extras(tutors: Sequence[str]) -> None:
 
 
 def _check_out_arg(out: Path) -> None:
-    from eval.run_folder import check_out_dir
+    from tutorzoo.eval.run_folder import check_out_dir
 
     check_out_dir(out)
 
@@ -111,7 +112,7 @@ def _judge_config(args: argparse.Namespace):
     """The judge of ``--judge ...`` flags (a JudgeConfig), or None when no judge is given."""
     if not getattr(args, "judge", None):
         return None
-    from eval.judges.cli import judge_config_from_args
+    from tutorzoo.eval.judges.cli import judge_config_from_args
 
     return judge_config_from_args(args)
 

@@ -1,7 +1,7 @@
 """The ``tutorzoo`` commands that write runs and their reports: ``eval`` (a suite through the harness),
 ``rollout`` (one tutor against one persona) and ``report`` (the reports of an existing run folder).
 
-The output rule is :func:`eval.run_folder.prepare_output`'s; the exit status is :mod:`eval.cli`'s.
+The output rule is :func:`tutorzoo.eval.run_folder.prepare_output`'s; the exit status is :mod:`tutorzoo.eval.cli`'s.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from envs.errors import ConfigError, TutorZooError
-from eval.cli_options import (
+from tutorzoo.envs.errors import ConfigError, TutorZooError
+from tutorzoo.eval.cli_options import (
     _MODEL_EXTRAS,
     EXIT_ERROR,
     EXIT_NOT_SCORED,
@@ -35,14 +35,14 @@ from eval.cli_options import (
 def _run(specs, tutors: list[str], out: Path, console: Console, tutor_kwargs: dict | None = None,
          batch_size: int = 16, make_student=None) -> list[dict]:
     """Every spec with every tutor; records appended to ``out/episodes.jsonl`` as they finish (the caller
-    applies the output rule first: :func:`eval.runner.prepare_output`). A batched tutor (model
+    applies the output rule first: :func:`tutorzoo.eval.runner.prepare_output`). A batched tutor (model
     tutors) plays ``batch_size`` episodes in lockstep, one model call per turn."""
-    from agents.student import SimulatedStudent
-    from envs.config import EpisodeSpec
-    from envs.engine import is_batched
-    from eval.batch import run_batched
-    from eval.rollout import JsonlWriter, run_specs
-    from eval.runner import build_tutor, progress_bar
+    from tutorzoo.agents.student import SimulatedStudent
+    from tutorzoo.envs.config import EpisodeSpec
+    from tutorzoo.envs.engine import is_batched
+    from tutorzoo.eval.batch import run_batched
+    from tutorzoo.eval.rollout import JsonlWriter, run_specs
+    from tutorzoo.eval.runner import build_tutor, progress_bar
 
     make_student = make_student or SimulatedStudent
     path = out / "episodes.jsonl"
@@ -72,7 +72,7 @@ def write_reports(out: Path, board: dict, records: list[dict], title: str, run_i
                   console: Console, html: bool = True) -> tuple[list[Path], int]:
     """``metrics.json``, ``report.md`` and (unless ``html`` is off) ``report.html`` of a run; the paths
     written and an exit status (``EXIT_ERROR`` when report.html failed after the rest was written)."""
-    from eval.leaderboard import write_report
+    from tutorzoo.eval.leaderboard import write_report
 
     write_report(board, out, title, run_info, meta)
     written = [out / "metrics.json", out / "report.md"]
@@ -82,7 +82,7 @@ def write_reports(out: Path, board: dict, records: list[dict], title: str, run_i
             console.print("report.html not written: it needs matplotlib: " + INSTALL_HINT.format(extra="report"),
                           markup=False)
         else:
-            from eval.report_html import write_html_report
+            from tutorzoo.eval.report_html import write_html_report
 
             try:
                 written.append(write_html_report(out, board, records, {**run_info, **(meta or {})}))
@@ -94,7 +94,7 @@ def write_reports(out: Path, board: dict, records: list[dict], title: str, run_i
 
 def _scored_status(board: dict, console: Console) -> int:
     """``EXIT_NOT_SCORED`` (with the error types) when some tutor scored nothing, else ``EXIT_OK``."""
-    from eval.run_health import unscored_tutors
+    from tutorzoo.eval.run_health import unscored_tutors
 
     health = board.get("health") or {}
     unscored = unscored_tutors(health)
@@ -106,10 +106,10 @@ def _scored_status(board: dict, console: Console) -> int:
 
 
 def cmd_eval(args: argparse.Namespace, console: Console) -> int:
-    from eval.leaderboard import build, print_leaderboard
-    from eval.runner import run_suite
-    from eval.suite import load_suite
-    from eval.tracking import run_metadata
+    from tutorzoo.eval.leaderboard import build, print_leaderboard
+    from tutorzoo.eval.runner import run_suite
+    from tutorzoo.eval.suite import load_suite
+    from tutorzoo.eval.tracking import run_metadata
 
     started = time.time()
     suite = load_suite(args.suite)
@@ -173,7 +173,7 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> int:
     written, code = write_reports(out, board, result.records, title, run_info, meta, console, not args.no_html)
     written.insert(0, result.path)
     if args.wandb:
-        from eval.wandb_log import log_run
+        from tutorzoo.eval.wandb_log import log_run
 
         info = {**run_info, **meta, "limit": args.limit, "workers": args.workers, "executor": args.executor,
                 "batch_size": args.batch_size, "judge_config": judge_config.model_dump() if judge_config else None}
@@ -188,8 +188,8 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> int:
 
 
 def _rollout_identity(args: argparse.Namespace, protocol: dict, tutor_kwargs: dict) -> dict:
-    from eval.run_folder import _NON_IDENTITY_KWARGS
-    from eval.tracking import scrub_secrets
+    from tutorzoo.eval.run_folder import _NON_IDENTITY_KWARGS
+    from tutorzoo.eval.tracking import scrub_secrets
 
     return scrub_secrets({"command": "rollout", "tutor": args.tutor, "persona": args.persona,
                           "task_set": args.task_set, "task_id": args.task_id, "protocol": protocol,
@@ -200,13 +200,13 @@ def _rollout_identity(args: argparse.Namespace, protocol: dict, tutor_kwargs: di
 
 
 def cmd_rollout(args: argparse.Namespace, console: Console) -> int:
-    from agents.student.personas import get_persona
-    from envs.config import EpisodeSpec, make_config
-    from eval.kinds import get_kind
-    from eval.leaderboard import build, print_leaderboard
-    from eval.rollout import episode_seed
-    from eval.run_folder import prepare_output
-    from eval.tracking import run_metadata
+    from tutorzoo.agents.student.personas import get_persona
+    from tutorzoo.envs.config import EpisodeSpec, make_config
+    from tutorzoo.eval.kinds import get_kind
+    from tutorzoo.eval.leaderboard import build, print_leaderboard
+    from tutorzoo.eval.rollout import episode_seed
+    from tutorzoo.eval.run_folder import prepare_output
+    from tutorzoo.eval.tracking import run_metadata
 
     started = time.time()
     out = Path(args.out)
@@ -225,10 +225,10 @@ def cmd_rollout(args: argparse.Namespace, console: Console) -> int:
                          seed=episode_seed(args.seed, i), protocol=protocol) for i in range(args.episodes)]
     tutor_kwargs, own = _tutor_kwargs(args, [args.tutor])  # one tutor: TUTOR:KEY=VALUE is the same as KEY=VALUE
     tutor_kwargs = {**tutor_kwargs, **own.get(args.tutor, {})}
-    from eval.runner import build_tutor
+    from tutorzoo.eval.runner import build_tutor
 
     build_tutor(args.tutor, dict(tutor_kwargs))  # a class that needs arguments fails here, before the output
-    from agents.student.llm import make_student_factory
+    from tutorzoo.agents.student.llm import make_student_factory
 
     student, student_kwargs = _student(args)
     make_student = make_student_factory(student or "simulated", **student_kwargs)  # loads its model before the run
@@ -270,9 +270,9 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     ``records.jsonl`` with its ``run.json``), or of the file itself."""
     import json
 
-    from eval.kinds import get_kind, kind_for
-    from eval.leaderboard import build, print_leaderboard
-    from eval.run_folder import RUN_FILE, read_records
+    from tutorzoo.eval.kinds import get_kind, kind_for
+    from tutorzoo.eval.leaderboard import build, print_leaderboard
+    from tutorzoo.eval.run_folder import RUN_FILE, read_records
 
     started = time.time()
     target = Path(args.path)
@@ -301,7 +301,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     kind = get_kind("episodes") if path.name == "episodes.jsonl" else None
     suite_name = saved.get("suite")
     if suite_name:
-        from eval.suite import load_suite
+        from tutorzoo.eval.suite import load_suite
 
         try:
             kind = kind_for(load_suite(suite_name))
@@ -326,7 +326,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         except ValueError:
             meta = None
     if meta is None:  # records without their run's metadata: say so, and describe this report instead
-        from eval.tracking import run_metadata
+        from tutorzoo.eval.tracking import run_metadata
 
         meta = {"note": "the run that wrote these records saved no metadata; below: this report's",
                 **run_metadata(sys.argv if args.argv is None else ["tutorzoo", *args.argv], started)}

@@ -3,8 +3,8 @@
 A :class:`Chunk` is one task for a worker (some units of one tutor, with what rebuilds tutor, judge and kind);
 :func:`run_chunk` plays it in whatever process runs it and returns one JSONL line per unit. The executors
 (``_run_inline``, ``_run_pool``, ``_run_ray``) hand each finished chunk's lines to the harness's ``on_done``
-(:func:`eval.runner.run_suite` writes them). A chunk whose worker dies is re-run alone, then recorded as a
-``harness`` failure; see steps 4 and 6 of :mod:`eval.runner`.
+(:func:`tutorzoo.eval.runner.run_suite` writes them). A chunk whose worker dies is re-run alone, then recorded as a
+``harness`` failure; see steps 4 and 6 of :mod:`tutorzoo.eval.runner`.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from envs.errors import ConfigError
-from eval.kinds import kind_for
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.eval.kinds import kind_for
 
 if TYPE_CHECKING:
-    from eval.suite import Suite
+    from tutorzoo.eval.suite import Suite
 
 
 # ---------------------------------------------------------------------------------------------- chunks
@@ -56,7 +56,7 @@ def _tutor(name: str, kwargs: dict[str, Any]) -> Any:
     """This process's tutor for ``(name, kwargs)``, built once (a model tutor loads its model once per worker)."""
     key = (name, json.dumps(kwargs, sort_keys=True, default=str))
     if key not in _TUTORS:
-        from agents.tutor.registry import make_tutor
+        from tutorzoo.agents.tutor.registry import make_tutor
 
         _TUTORS[key] = make_tutor(name, **kwargs)
     return _TUTORS[key]
@@ -67,14 +67,14 @@ def _judge(config: dict[str, Any] | None) -> Any:
         return None
     key = json.dumps(config, sort_keys=True, default=str)
     if key not in _JUDGES:
-        from eval.judges import Judge, JudgeConfig
+        from tutorzoo.eval.judges import Judge, JudgeConfig
 
         _JUDGES[key] = Judge(JudgeConfig.model_validate(config))
     return _JUDGES[key]
 
 
 def _dump(record: dict) -> str:
-    """One JSONL line, exactly as :class:`eval.rollout.JsonlWriter` writes it."""
+    """One JSONL line, exactly as :class:`tutorzoo.eval.rollout.JsonlWriter` writes it."""
     return json.dumps(record, sort_keys=True, ensure_ascii=False)
 
 
@@ -174,8 +174,8 @@ def _run_inline(chunks: Iterable[Chunk], on_done: OnDone) -> None:
 
 
 # imported once by the fork server, so that every worker forked from it starts warm
-_PRELOAD = ["eval.executors", "eval.kinds.episodes", "eval.batch", "agents.student", "agents.tutor.registry",
-            "envs.tutoring_v0", "eval.metrics"]
+_PRELOAD = ["tutorzoo.eval.executors", "tutorzoo.eval.kinds.episodes", "tutorzoo.eval.batch", "tutorzoo.agents.student",
+            "tutorzoo.agents.tutor.registry", "tutorzoo.envs.tutoring_v0", "tutorzoo.eval.metrics"]
 
 
 def _mp_context() -> Any:
@@ -255,7 +255,8 @@ def _user_pythonpath() -> str:
     keep = [p for p in sys.path if p and os.path.isdir(p)
             and not any(os.path.realpath(p).startswith(pre) for pre in prefixes)]
     extra = os.environ.get("PYTHONPATH", "")
-    return os.pathsep.join(dict.fromkeys([*keep, *(x for x in extra.split(os.pathsep) if x)]))
+    # the folder the command runs in last: import-path tutors are looked up there (envs.import_path)
+    return os.pathsep.join(dict.fromkeys([*keep, *(x for x in extra.split(os.pathsep) if x), os.getcwd()]))
 
 
 def _run_ray(chunks: Sequence[Chunk], workers: int, ray_address: str | None, on_done: OnDone) -> None:

@@ -17,11 +17,11 @@ format                how it is recognised                                      
 
 Converted records are ordinary scorer records (``turns``, ``pretest``/``posttest`` item results) with every
 field of the source kept under ``meta``; peers' turns carry no SID labels, which the scorer reports as not
-computed unless an annotator labels them (:mod:`eval.annotate_records`).
+computed unless an annotator labels them (:mod:`tutorzoo.eval.annotate_records`).
 
 Example::
 
-    from eval.formats import read_scorable
+    from tutorzoo.eval.formats import read_scorable
     loaded = read_scorable(Path("mathdial/data/test.csv"))
     loaded.data_format, len(loaded.records)   # ('mathdial', 599)
 """
@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envs.errors import DatasetError
-from eval.metrics.mathdial import answer_flags, mathdial_answer
-from eval.references import (
+from tutorzoo.envs.errors import DatasetError
+from tutorzoo.eval.metrics.mathdial import answer_flags, mathdial_answer
+from tutorzoo.eval.references import (
     EOM,
     MRBENCH_DIMENSIONS,
     load_mathdial,
@@ -57,7 +57,7 @@ _CHAT_ROLES = {"user": "student", "assistant": "tutor"}
 
 @dataclass
 class Loaded:
-    """Records ready for :func:`eval.metrics.suite.parse_episode`, in file order, with what was skipped."""
+    """Records ready for :func:`tutorzoo.eval.metrics.suite.parse_episode`, in file order, with what was skipped."""
 
     container: str  # jsonl, json_array, json_object or csv
     data_format: str

@@ -1,13 +1,13 @@
 """The leaderboard of a run: tutors ranked by the suite kind's metric, with CIs, printed and written as a report.
 
-Any suite kind (:mod:`eval.kinds`) works: the kind gives the metrics per tutor, their declarations
+Any suite kind (:mod:`tutorzoo.eval.kinds`) works: the kind gives the metrics per tutor, their declarations
 (``MetricSpec``: direction, aggregation, meaning), the ranking metric and the printed columns. A judge-only
 metric that was not computed (no ``--judge``) is shown as "not computed", with the reason in ``report.md`` and
 ``metrics.json`` — never as a number.
 
 Example::
 
-    from eval.leaderboard import build, print_leaderboard, write_report
+    from tutorzoo.eval.leaderboard import build, print_leaderboard, write_report
     board = build(records)                               # episodes records (the default kind)
     board = build(records, kind_for(suite), judged=False)
     print_leaderboard(board, "TutorZoo leaderboard")
@@ -24,7 +24,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from eval.kinds.episodes import COLUMNS  # noqa: F401  (the episodes kind's default columns, kept importable here)
+from tutorzoo.eval.kinds.episodes import COLUMNS  # noqa: F401  (the episodes kind's default columns, kept importable here)
 
 NOT_COMPUTED = "not computed"
 MAX_LISTED = 8  # not-computed metric names printed under the leaderboard (all of them are in metrics.json)
@@ -68,9 +68,9 @@ def build(records: Sequence[dict], kind: Any | None = None, judged: bool = False
     episode cut short by a failure is counted and listed, never averaged in; a tutor with none scored has
     every metric undefined (n/a), not a number computed from empty transcripts.
     """
-    from eval.kinds import get_kind
-    from eval.report_paired import paired_comparisons, replicate_spread
-    from eval.runner import failure_summary, has_hard_failure, tutor_health
+    from tutorzoo.eval.kinds import get_kind
+    from tutorzoo.eval.report_paired import paired_comparisons, replicate_spread
+    from tutorzoo.eval.runner import failure_summary, has_hard_failure, tutor_health
 
     kind = kind if kind is not None else get_kind("episodes")
     # item kinds count their own failures as metrics (e.g. tutor_failure_rate): they see every record
@@ -189,7 +189,7 @@ def render_table(board: dict, title: str) -> Table:
 
 
 def render_health(board: dict) -> Table:
-    """What each tutor's numbers rest on (see :func:`eval.runner.tutor_health`)."""
+    """What each tutor's numbers rest on (see :func:`tutorzoo.eval.runner.tutor_health`)."""
     table = Table(title="What the numbers rest on: units run, scored (no failure), failed; share of turns "
                         "invalid or clipped")
     for i, header in enumerate(HEALTH_HEADER):
@@ -201,8 +201,8 @@ def render_health(board: dict) -> Table:
 
 
 def render_paired(board: dict) -> list[Table]:
-    """One table per paired metric (see :mod:`eval.report_paired`)."""
-    from eval.report_paired import PAIRED_HEADER, display_rows, metric_title
+    """One table per paired metric (see :mod:`tutorzoo.eval.report_paired`)."""
+    from tutorzoo.eval.report_paired import PAIRED_HEADER, display_rows, metric_title
 
     scales = paired_scales(board)
     tables = []
@@ -219,7 +219,7 @@ def render_paired(board: dict) -> list[Table]:
 
 def print_warnings(board: dict, console: Console) -> None:
     """The lines a user must not miss: a tutor that scored nothing, failed episodes, mostly invalid turns."""
-    from eval.runner import health_warnings
+    from tutorzoo.eval.runner import health_warnings
 
     for line in health_warnings(board.get("health") or {}):
         console.print(line, style="red" if line.startswith("error") else "yellow", markup=False, highlight=False,
@@ -256,11 +256,11 @@ def write_report(board: dict, out_dir: Path, title: str, run_info: dict, meta: d
     """``metrics.json`` (every metric per tutor with CI and N, per-tutor health, paired comparisons, the
     failure summary, what was not computed and why) and ``report.md``. Nothing in ``metrics.json`` depends on
     timing or on how the run was executed (a resumed run writes the same bytes); ``meta`` (date, version,
-    commit, command line, wall time: :func:`eval.tracking.run_metadata`) goes to ``run_meta.json`` and to the
+    commit, command line, wall time: :func:`tutorzoo.eval.tracking.run_metadata`) goes to ``run_meta.json`` and to the
     last section of ``report.md``. Secrets are masked."""
-    from eval.report_paired import PAIRED_HEADER, PAIRED_NOTE, display_rows, metric_title
-    from eval.runner import health_warnings
-    from eval.tracking import scrub_secrets
+    from tutorzoo.eval.report_paired import PAIRED_HEADER, PAIRED_NOTE, display_rows, metric_title
+    from tutorzoo.eval.runner import health_warnings
+    from tutorzoo.eval.tracking import scrub_secrets
 
     run_info = scrub_secrets(run_info)
     out_dir.mkdir(parents=True, exist_ok=True)

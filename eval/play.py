@@ -13,14 +13,14 @@ a researcher can feel how the annotator and the simulated student react to a tur
   (Ctrl-D) and Ctrl-C do the same;
 - ``/help`` lists the commands. Empty lines and unknown ``/commands`` are never sent.
 
-With ``--out DIR`` the episode record (the ``episodes.jsonl`` format of :mod:`eval.rollout`, tutor
+With ``--out DIR`` the episode record (the ``episodes.jsonl`` format of :mod:`tutorzoo.eval.rollout`, tutor
 ``"human"``) is appended to ``DIR/episodes.jsonl``, so ``tutorzoo score`` reads it like any rollout.
 
 Example::
 
-    python -m eval.play --persona weak_knowledge_partly_wrong --task-set math --seed 3 --out runs/me
+    python -m tutorzoo.eval.play --persona weak_knowledge_partly_wrong --task-set math --seed 3 --out runs/me
 
-    from eval.play import play_episode
+    from tutorzoo.eval.play import play_episode
     record = play_episode(spec, read_line=iter(["What is the height here?", "/end"]).__next__)
 """
 
@@ -37,9 +37,9 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from envs.config import EpisodeSpec
-from envs.errors import TutorZooError
-from envs.protocols import StopEpisode
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.errors import TutorZooError
+from tutorzoo.envs.protocols import StopEpisode
 
 EXIT_OK, EXIT_ERROR = 0, 2
 TUTOR_NAME = "human"
@@ -199,7 +199,7 @@ def play_episode(
     """Play one episode with a human tutor reading turns from ``read_line``; return its episode record.
 
     ``read_line(prompt)`` returns one typed line and raises ``EOFError`` at the end of input (``input`` does).
-    The episode is played by the rollout engine (:func:`envs.engine.play`), seeded as every entry point seeds
+    The episode is played by the rollout engine (:func:`tutorzoo.envs.engine.play`), seeded as every entry point seeds
     it, so the same spec and the same typed turns give the same record as the harness, to the byte.
 
     Example::
@@ -208,8 +208,8 @@ def play_episode(
         record = play_episode(spec, read_line=iter(["Which side is the height?", "/end"]).__next__)
         record["ended_by"]  # 'end_marker'
     """
-    from agents.student import SimulatedStudent
-    from envs.engine import play
+    from tutorzoo.agents.student import SimulatedStudent
+    from tutorzoo.envs.engine import play
 
     screen = _Screen(console if console is not None else Console(highlight=False))
     student = student if student is not None else SimulatedStudent(spec.persona)  # or an LLM student (--student)
@@ -221,7 +221,7 @@ def play_episode(
 
 class _HumanTutor:
     """The human's seat: reads each turn at the prompt, and keeps the screen in step with the episode (an
-    :class:`envs.engine.Observer`: the intro, the pre-test, each student turn, each turn's annotation)."""
+    :class:`tutorzoo.envs.engine.Observer`: the intro, the pre-test, each student turn, each turn's annotation)."""
 
     name = TUTOR_NAME
 
@@ -287,7 +287,7 @@ def _student(args: argparse.Namespace) -> Any:
     """The ``--student`` of the session (an LLM student loads its model here, before the session starts)."""
     import yaml
 
-    from agents.student.llm import make_student_factory
+    from tutorzoo.agents.student.llm import make_student_factory
 
     kwargs: dict = {}
     for item in args.student_arg:
@@ -307,9 +307,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         main(["--persona", "low_motivation_asks_for_hint", "--seed", "4", "--out", "runs/me"])
     """
-    from agents.student.personas import get_persona
-    from envs.config import make_config
-    from eval.rollout import JsonlWriter
+    from tutorzoo.agents.student.personas import get_persona
+    from tutorzoo.envs.config import make_config
+    from tutorzoo.eval.rollout import JsonlWriter
 
     args = _parser().parse_args(argv)
     console = Console(highlight=False)
@@ -325,7 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         spec = EpisodeSpec(task_set=args.task_set, task_id=args.task_id, persona=args.persona, seed=args.seed,
                            protocol=protocol)
         if args.out is not None:
-            from eval.runner import check_out_dir, read_records
+            from tutorzoo.eval.runner import check_out_dir, read_records
 
             check_out_dir(Path(args.out))
             path = Path(args.out) / "episodes.jsonl"

@@ -4,7 +4,7 @@
 ``eval/data/reader_gold.jsonl`` (the rule reader is always scored beside a model reader). Each record is one
 tutor turn on a math or stem task, labelled by hand (not by any reader) with:
 
-- ``kc`` — the component the turn works on (:attr:`envs.content.Reading.kc`): for math the component whose
+- ``kc`` — the component the turn works on (:attr:`tutorzoo.envs.content.Reading.kc`): for math the component whose
   computation the numbers go through, for STEM the component whose proposition it states or asks; ``null`` for
   a turn with no content of the task (praise, a component's name, moves without content, another task's material).
 - ``verdict`` — ``false`` when the turn states something wrong about the task (a wrong computation, a negated
@@ -22,7 +22,7 @@ turn reads as no content, so it scores as ``none``, never as a pass).
 
 Example::
 
-    from eval.reader_agreement import reader_agreement
+    from tutorzoo.eval.reader_agreement import reader_agreement
     reader_agreement("rule")["fields"]["verdict"]["accuracy"]
 """
 
@@ -34,12 +34,12 @@ from typing import Any
 
 import numpy as np
 
-from agents.content_reader_llm import LLMContentReader, make_reader
-from envs.content import Reading
-from envs.errors import DatasetError
-from envs.jsonl_lines import jsonl_file_values
-from envs.tasks import TASK_SETS, Task, get_task_set
-from eval.agreement import cohen_kappa
+from tutorzoo.agents.content_reader_llm import LLMContentReader, make_reader
+from tutorzoo.envs.content import Reading
+from tutorzoo.envs.errors import DatasetError
+from tutorzoo.envs.jsonl_lines import jsonl_file_values
+from tutorzoo.envs.tasks import TASK_SETS, Task, get_task_set
+from tutorzoo.eval.agreement import cohen_kappa
 
 READER_GOLD_PATH = Path(__file__).resolve().parent / "data" / "reader_gold.jsonl"
 VERDICTS = ("true", "false", "none")

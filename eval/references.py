@@ -20,7 +20,7 @@ released data may spell ``humanlikeness`` in lower case; other keys are kept as 
 
 Example::
 
-    from eval.references import load_mathdial, load_mrbench
+    from tutorzoo.eval.references import load_mathdial, load_mrbench
     dialogues = load_mathdial("mathdial/data/test.jsonl")
     dialogues[0].turns[0]     # ReferenceTurn(speaker='tutor', text='Hi ...', move='generic')
     conversations = load_mrbench("MRBench_V2.json")
@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envs.errors import DatasetError
-from envs.jsonl_lines import jsonl_values
+from tutorzoo.envs.errors import DatasetError
+from tutorzoo.envs.jsonl_lines import jsonl_values
 
 EOM = "|EOM|"
 MATHDIAL_MOVES: tuple[str, ...] = ("focus", "probing", "telling", "generic")

@@ -1,7 +1,8 @@
 """What ``report.html`` reads from a leaderboard and its records, and how text goes into the page's HTML.
 
-The shared vocabulary of the report's modules (:mod:`eval.report_plots`, :mod:`eval.report_sections`,
-:mod:`eval.report_browser`, :mod:`eval.report_html`): a board's metric specs, summaries, columns and display
+The shared vocabulary of the report's modules (:mod:`tutorzoo.eval.report_plots`, :mod:`tutorzoo.eval.report_sections`,
+:mod:`tutorzoo.eval.report_browser`, :mod:`tutorzoo.eval.report_html`): a board's metric specs, summaries, columns and
+display
 scales; a record's persona, family, task and failures; escaping (every value from a record is untrusted text)
 and the page's table, note and section markup. The names are private to the report, hence the underscores.
 """
@@ -36,7 +37,7 @@ def _specs(board: Mapping) -> dict[str, dict]:
     """Metric name -> spec dict (``higher_is_better``, ``description``), the board's own or the registry's."""
     raw = board.get("specs") or board.get("metrics", {}).get("specs")
     if not raw:
-        from eval.metrics import METRICS
+        from tutorzoo.eval.metrics import METRICS
 
         raw = METRICS
     specs = {name: (s.to_dict() if hasattr(s, "to_dict") else dict(s)) for name, s in raw.items()}
@@ -73,7 +74,7 @@ def _arrow(spec: Mapping) -> str:
 def _columns(board: Mapping, specs: Mapping) -> list[tuple[str, str, float]]:
     columns = board.get("columns")
     if not columns:
-        from eval.leaderboard import COLUMNS
+        from tutorzoo.eval.leaderboard import COLUMNS
 
         columns = COLUMNS
     chosen = [(str(m), str(h), float(s)) for m, h, s in columns if m in specs]
@@ -85,7 +86,7 @@ def _columns(board: Mapping, specs: Mapping) -> list[tuple[str, str, float]]:
 def _scale(board: Mapping, metric: str) -> float:
     """One unit per quantity: a metric is shown on its leaderboard column's scale everywhere (a learning gain in
     percentage points, as in the gain plots), else as computed."""
-    from eval.leaderboard import display_scale
+    from tutorzoo.eval.leaderboard import display_scale
 
     return display_scale(dict(board), metric)
 
@@ -112,10 +113,10 @@ def _cell(summary: Mapping | None, scale: float = 1.0) -> tuple[str, str]:
 
 
 def _persona_families() -> dict[str, str]:
-    from envs.errors import TutorZooError
+    from tutorzoo.envs.errors import TutorZooError
 
     try:
-        from agents.student.personas import load_personas
+        from tutorzoo.agents.student.personas import load_personas
 
         return {name: p.family for name, p in load_personas().items()}
     except (OSError, TutorZooError):  # the report still renders; personas then show under "other"

@@ -12,8 +12,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from eval.report_board import _failure_text, _family, _is_episode, _persona, _round, _spec, _task
-from eval.tracking import scrub_secrets
+from tutorzoo.eval.report_board import _failure_text, _family, _is_episode, _persona, _round, _spec, _task
+from tutorzoo.eval.tracking import scrub_secrets
 
 TURN_FIELDS: tuple[str, ...] = ("speaker", "utterance", "teacher_intent", "teaching_strategy", "discipline",
                                 "discipline_transfer", "student_cognition_state", "teacher_guidance_level",
@@ -24,7 +24,7 @@ class _Strings:
     """A string table: index 0 is null, every other string stored once (secrets masked)."""
 
     def __init__(self) -> None:
-        from eval.tracking import secret_values
+        from tutorzoo.eval.tracking import secret_values
 
         self.table: list[str | None] = [None]
         self.index: dict[str, int] = {}

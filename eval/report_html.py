@@ -18,15 +18,16 @@ has no data for is replaced by a one-line note.
 The browser's state lives in the URL hash (``report.html#tutor=random&persona=...&task=math/fractions&ep=3``),
 so a link opens a filtered view. The same inputs give the same bytes (fixed SVG hash salt, no dates).
 
-This module assembles the page; the parts live beside it: :mod:`eval.report_board` (reading the board and the
-records, escaping), :mod:`eval.report_sections` (tables and notes), :mod:`eval.report_plots` (the SVG plots),
-:mod:`eval.report_browser` (the browser's data and markup), and the stylesheet and script in ``eval/assets/``
+This module assembles the page; the parts live beside it: :mod:`tutorzoo.eval.report_board` (reading the board and the
+records, escaping), :mod:`tutorzoo.eval.report_sections` (tables and notes), :mod:`tutorzoo.eval.report_plots` (the SVG
+plots),
+:mod:`tutorzoo.eval.report_browser` (the browser's data and markup), and the stylesheet and script in ``eval/assets/``
 (``report.css``, ``report.js``), shipped as package data and read through :mod:`importlib.resources`.
 
 Example::
 
-    from eval.leaderboard import build
-    from eval.report_html import write_html_report
+    from tutorzoo.eval.leaderboard import build
+    from tutorzoo.eval.report_html import write_html_report
     path = write_html_report(Path("runs/default"), build(records), records, {"suite": "default"})
 """
 
@@ -39,10 +40,10 @@ from functools import cache
 from importlib.resources import files
 from pathlib import Path
 
-from eval.report_board import _esc, _is_episode, _note, _persona_families, _section, _specs
-from eval.report_browser import _BROWSER_HTML, TURN_FIELDS, _json_for_script, browser_data
-from eval.report_plots import _SVG_RC
-from eval.report_sections import (
+from tutorzoo.eval.report_board import _esc, _is_episode, _note, _persona_families, _section, _specs
+from tutorzoo.eval.report_browser import _BROWSER_HTML, TURN_FIELDS, _json_for_script, browser_data
+from tutorzoo.eval.report_plots import _SVG_RC
+from tutorzoo.eval.report_sections import (
     _failure_section,
     _gain_section,
     _glossary_section,
@@ -55,7 +56,7 @@ from eval.report_sections import (
     _transition_section,
     transition_counts,
 )
-from eval.tracking import scrub_secrets
+from tutorzoo.eval.tracking import scrub_secrets
 
 
 @cache
@@ -115,7 +116,7 @@ def render_html(board: Mapping, records: Sequence[Mapping], run_info: Mapping) -
 def write_html_report(out_dir: Path, board: dict, records: list[dict], run_info: dict) -> Path:
     """Write ``out_dir/report.html`` and return its path.
 
-    ``board`` is :func:`eval.leaderboard.build`'s output (optionally with ``specs``, ``columns`` and ``kind``),
+    ``board`` is :func:`tutorzoo.eval.leaderboard.build`'s output (optionally with ``specs``, ``columns`` and ``kind``),
     ``records`` the run's records (episodes, or item records with prompt/response/grades), ``run_info`` the
     run's description shown in the header (secrets masked).
     """

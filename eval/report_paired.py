@@ -3,14 +3,14 @@ units both scored, unit by unit, rather than through two independent confidence 
 
 For each metric (learning gain and the suite's headline metric) and each pair of tutors ``(a, b)`` in
 leaderboard order: ``n`` shared units where both have a value, the mean difference ``a - b``, its 95%
-percentile-bootstrap interval over those units (:mod:`eval.metrics.stats`, resampling units, seeded), and the
+percentile-bootstrap interval over those units (:mod:`tutorzoo.eval.metrics.stats`, resampling units, seeded), and the
 share of units each tutor wins (``a_wins``, ``b_wins``, ``ties``). Records with a failure are left out: a
 pair is compared only where both tutors' own play was scored. Values are in the metric's own unit, as in
 ``metrics.json`` (a learning gain is a fraction; the reports show it in percentage points).
 
 Example::
 
-    from eval.report_paired import paired_comparisons
+    from tutorzoo.eval.report_paired import paired_comparisons
     table = paired_comparisons(records, ["socratic", "random"], ["learning_gain"])
     table["metrics"]["learning_gain"][0]  # {"a": "socratic", "b": "random", "n": 60, "diff": 0.14, ...}
 """
@@ -23,14 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from eval.metrics.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_mean_ci
+from tutorzoo.eval.metrics.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_mean_ci
 
 
 def _key(record: Mapping) -> str | None:
     if record.get("key") is not None:
         return str(record["key"])
     if isinstance(record.get("spec"), Mapping):
-        from envs.config import EpisodeSpec
+        from tutorzoo.envs.config import EpisodeSpec
 
         try:
             return EpisodeSpec.model_validate(record["spec"]).key()
@@ -47,9 +47,9 @@ def _finite(value: Any) -> float | None:
 
 def unit_values(records: Sequence[Mapping], metrics: Sequence[str]) -> dict[str, dict[str, dict[str, float]]]:
     """``{metric: {tutor: {unit key: value}}}`` over the scored records: a top-level number of the record
-    (``learning_gain``) or the episode-level metric of :func:`eval.metrics.suite.parse_episode`."""
-    from eval.metrics.suite import parse_episode
-    from eval.runner import has_hard_failure
+    (``learning_gain``) or the episode-level metric of :func:`tutorzoo.eval.metrics.suite.parse_episode`."""
+    from tutorzoo.eval.metrics.suite import parse_episode
+    from tutorzoo.eval.runner import has_hard_failure
 
     out: dict[str, dict[str, dict[str, float]]] = {m: {} for m in metrics}
     for record in records:

@@ -2,7 +2,7 @@
 
 Text stays text (``svg.fonttype: none``), every id is prefixed per plot so that several SVGs share one page,
 the XML prologue and metadata go, and a fixed hash salt keeps the bytes the same for the same inputs. No pyplot:
-no global backend or figure registry is touched. The page (:func:`eval.report_html.render_html`) draws inside
+no global backend or figure registry is touched. The page (:func:`tutorzoo.eval.report_html.render_html`) draws inside
 ``matplotlib.rc_context(_SVG_RC)``.
 """
 
@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from eval.report_board import _arrow, _esc, _finite, _scale, _summary, _unit
+from tutorzoo.eval.report_board import _arrow, _esc, _finite, _scale, _summary, _unit
 
 TRANSITIONS: tuple[tuple[str, str, str], ...] = (
     ("wrong_to_right", "wrong \u2192 right", "#2ca02c"),

@@ -1,8 +1,8 @@
 """The sections of ``report.html`` below the header: leaderboard, run health, paired comparisons, metric bars,
 learning gain by persona, SID profile, pre/post transitions, failures and the glossary.
 
-Each ``_*_section`` returns its HTML body (tables, notes and the plots of :mod:`eval.report_plots`), or a
-one-line note when the run has no data for it; :func:`eval.report_html.render_html` puts them in order.
+Each ``_*_section`` returns its HTML body (tables, notes and the plots of :mod:`tutorzoo.eval.report_plots`), or a
+one-line note when the run has no data for it; :func:`tutorzoo.eval.report_html.render_html` puts them in order.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from eval.report_board import (
+from tutorzoo.eval.report_board import (
     _arrow,
     _cell,
     _columns,
@@ -30,7 +30,7 @@ from eval.report_board import (
     _table,
     _unit,
 )
-from eval.report_plots import (
+from tutorzoo.eval.report_plots import (
     PAIR_KINDS,
     TRANSITIONS,
     _plot_family_gain,
@@ -39,8 +39,8 @@ from eval.report_plots import (
     _plot_sid_profile,
     _plot_transitions,
 )
-from eval.run_health import failure_kind, health_warnings
-from eval.tracking import scrub_secrets
+from tutorzoo.eval.run_health import failure_kind, health_warnings
+from tutorzoo.eval.tracking import scrub_secrets
 
 SID_PROFILE: tuple[str, ...] = ("SD", "SV", "IKT", "BP", "SC", "L3GR", "3C")
 # Metrics drawn as bars when a suite has them (besides its printed columns), in this order.
@@ -82,7 +82,7 @@ def _leaderboard(board: Mapping, specs: Mapping) -> str:
 
 def _health_section(board: Mapping) -> str:
     """Per tutor: units run, scored, failed, invalid and clipped turns; the warnings a reader must not miss."""
-    from eval.leaderboard import HEALTH_HEADER, health_rows
+    from tutorzoo.eval.leaderboard import HEALTH_HEADER, health_rows
 
     rows = health_rows(dict(board))
     if not rows:
@@ -94,9 +94,9 @@ def _health_section(board: Mapping) -> str:
 
 
 def _paired_section(board: Mapping) -> str:
-    """One table per paired metric (:mod:`eval.report_paired`), and the replicate spread when there is one."""
-    from eval.leaderboard import paired_scales
-    from eval.report_paired import PAIRED_HEADER, PAIRED_NOTE, display_rows, metric_title
+    """One table per paired metric (:mod:`tutorzoo.eval.report_paired`), and the replicate spread when there is one."""
+    from tutorzoo.eval.leaderboard import paired_scales
+    from tutorzoo.eval.report_paired import PAIRED_HEADER, PAIRED_NOTE, display_rows, metric_title
 
     paired = (board.get("paired") or {}).get("metrics") or {}
     if len(board["ranking"]) < 2:
@@ -148,7 +148,7 @@ def _metric_section(board: Mapping, specs: Mapping) -> str:
 def _gain_section(board: Mapping, records: Sequence[Mapping], families: Mapping[str, str]) -> str:
     import numpy as np
 
-    from eval.metrics.stats import bootstrap_mean_ci
+    from tutorzoo.eval.metrics.stats import bootstrap_mean_ci
 
     tutors = list(board["ranking"])
     by_family: dict[tuple[str, str], list[float]] = {}
@@ -199,8 +199,8 @@ def _sid_section(board: Mapping, specs: Mapping) -> str:
 def transition_counts(records: Sequence[Mapping]) -> tuple[dict[str, dict[str, Counter]], int]:
     """Per pair kind and tutor, counts of wrong_to_right / right_to_right / wrong_to_wrong / right_to_wrong over
     pre/post item pairs, and the number of records whose tests could not be paired (left out, counted)."""
-    from envs.errors import DatasetError
-    from eval.metrics.educationq import item_pairs
+    from tutorzoo.envs.errors import DatasetError
+    from tutorzoo.eval.metrics.educationq import item_pairs
 
     counts: dict[str, dict[str, Counter]] = {}
     skipped = 0

@@ -1,6 +1,6 @@
 """Rolling out episodes: one spec + one tutor + one student -> one ``episodes.jsonl`` record.
 
-Every episode is played by the rollout engine (:mod:`envs.engine`); this module is its harness-side face.
+Every episode is played by the rollout engine (:mod:`tutorzoo.envs.engine`); this module is its harness-side face.
 
 A failure of the tutor or the student (a backend that raises, times out, returns garbage) never loses
 finished work: the episode is recorded with the failure and ``ended_by="failure"``, and the run goes on.
@@ -13,26 +13,26 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from envs.config import EpisodeSpec
-from envs.engine import BatchOfOne, episode_record, play
-from envs.protocols import Student, Tutor
-from envs.reward_api import RewardModel
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.engine import BatchOfOne, episode_record, play
+from tutorzoo.envs.protocols import Student, Tutor
+from tutorzoo.envs.reward_api import RewardModel
 
-# Re-exported for the callers that import them from here; they are defined in envs.seeding.
-from envs.seeding import derive_seed as derive_seed
-from envs.seeding import episode_seed as episode_seed
+# Re-exported for the callers that import them from here; they are defined in tutorzoo.envs.seeding.
+from tutorzoo.envs.seeding import derive_seed as derive_seed
+from tutorzoo.envs.seeding import episode_seed as episode_seed
 
 
 def run_episode(
     spec: EpisodeSpec, tutor: Tutor, student: Student, tutor_name: str = "tutor", reward: RewardModel | None = None
 ) -> dict:
-    """Play one episode to the end and return its record (:func:`envs.engine.play` with a batch of one: the
+    """Play one episode to the end and return its record (:func:`tutorzoo.envs.engine.play` with a batch of one: the
     tutor is reset with the spec's tutor seed and asked with ``act``, even a batched one).
 
     Example::
 
-        from agents.student import SimulatedStudent
-        from agents.tutor import make_tutor
+        from tutorzoo.agents.student import SimulatedStudent
+        from tutorzoo.agents.tutor import make_tutor
         spec = EpisodeSpec(task_set="math", persona="sid_core/all_round", seed=0)
         record = run_episode(spec, make_tutor("socratic"), SimulatedStudent(spec.persona), "socratic")
     """

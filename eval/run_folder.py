@@ -2,7 +2,7 @@
 record) and the rule for an existing folder (refuse, ``--resume`` the same run, or ``--overwrite``).
 
 Every command that writes runs (``eval``, ``rollout``) goes through :func:`prepare_output`; step 2 of
-:mod:`eval.runner` describes the rule.
+:mod:`tutorzoo.eval.runner` describes the rule.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from envs.errors import ConfigError, DatasetError
+from tutorzoo.envs.errors import ConfigError, DatasetError
 
 if TYPE_CHECKING:
-    from eval.suite import Suite
+    from tutorzoo.eval.suite import Suite
 
 RUN_FILE = "run.json"
 DEFAULT_RECORDS_FILE = "records.jsonl"
@@ -26,7 +26,7 @@ _NON_IDENTITY_KWARGS = ("base_url", "cache_dir")
 def read_records(path: Path, repair: bool = False) -> list[dict]:
     """The records of a JSONL output. A truncated or unparsable *last* line (a writer killed mid-line) is
     dropped, and with ``repair`` cut from the file so appends continue cleanly; a bad line elsewhere is a
-    :class:`~envs.errors.DatasetError` (the file was edited or corrupted: nothing is guessed)."""
+    :class:`~tutorzoo.envs.errors.DatasetError` (the file was edited or corrupted: nothing is guessed)."""
     if not path.exists():
         return []
     data = path.read_bytes()
@@ -61,7 +61,7 @@ def _record_key(record: dict) -> str:
     if "key" in record:
         return str(record["key"])
     if "spec" in record:  # an episodes.jsonl written before records carried their key
-        from envs.config import EpisodeSpec
+        from tutorzoo.envs.config import EpisodeSpec
 
         return EpisodeSpec.model_validate(record["spec"]).key()
     raise DatasetError(f"a record of tutor {record.get('tutor')!r} has no 'key'; it cannot be matched to a unit")
@@ -70,7 +70,7 @@ def _record_key(record: dict) -> str:
 def _identity(suite: Suite, split: str, tutors: list[str], limit: int | None, n_units: int,
               tutor_kwargs: dict[str, Any], judge: dict[str, Any] | None, batch_size: int | None) -> dict[str, Any]:
     """What must match for ``--resume`` to continue a run (``batch_size`` only matters to batched tutors)."""
-    from eval.tracking import scrub_secrets
+    from tutorzoo.eval.tracking import scrub_secrets
 
     judge_id = None if judge is None else {k: v for k, v in judge.items() if k not in ("base_url", "cache_dir")}
     return scrub_secrets({

@@ -3,11 +3,11 @@ record appended to a JSONL file as it finishes, resumable after a kill, with the
 
 How a run goes (:func:`run_suite`):
 
-1. The suite's kind (:mod:`eval.kinds`) gives the units of the split (first ``limit`` of them); the work is
+1. The suite's kind (:mod:`tutorzoo.eval.kinds`) gives the units of the split (first ``limit`` of them); the work is
    every tutor x every unit, in this *canonical order* (tutor order, then unit order).
 2. ``OUT/run.json`` records what the run is (suite, version, kind, split, tutors, limit, judge settings). An
    existing non-empty output is never overwritten unless asked (``overwrite=True``): ``resume=True`` continues
-   it when its ``run.json`` says it is the same run (else a :class:`~envs.errors.ConfigError` names the
+   it when its ``run.json`` says it is the same run (else a :class:`~tutorzoo.envs.errors.ConfigError` names the
    difference); without either the run refuses and names ``--resume``, ``--overwrite`` or a new ``--out``.
    A truncated last line (a writer killed mid-line) is dropped; the (tutor, key) pairs already recorded are skipped.
 3. The remaining units are cut into chunks, each ``(tutor name, tutor kwargs, judge config, units)``: a
@@ -31,8 +31,8 @@ How a run goes (:func:`run_suite`):
 
 Example::
 
-    from eval.runner import run_suite
-    from eval.suite import load_suite
+    from tutorzoo.eval.runner import run_suite
+    from tutorzoo.eval.suite import load_suite
     result = run_suite(load_suite("default"), Path("runs/default"), limit=10, workers=2)
     result.records[0]["tutor"], result.failures["n_records_with_failures"]
 """
@@ -47,10 +47,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from envs.errors import ConfigError
-from eval.executors import Chunk, _dump, _judge, _run_inline, _run_pool, _run_ray, _tutor, failure_lines, run_chunk
-from eval.kinds import kind_for
-from eval.run_folder import (
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.eval.executors import (
+    Chunk,
+    _dump,
+    _judge,
+    _run_inline,
+    _run_pool,
+    _run_ray,
+    _tutor,
+    failure_lines,
+    run_chunk,
+)
+from tutorzoo.eval.kinds import kind_for
+from tutorzoo.eval.run_folder import (
     _NON_IDENTITY_KWARGS,
     DEFAULT_RECORDS_FILE,
     RUN_FILE,
@@ -60,7 +70,7 @@ from eval.run_folder import (
     prepare_output,
     read_records,
 )
-from eval.run_health import (
+from tutorzoo.eval.run_health import (
     failure_kind,
     failure_summary,
     has_hard_failure,
@@ -72,7 +82,7 @@ from eval.run_health import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from eval.suite import Suite
+    from tutorzoo.eval.suite import Suite
 
 Executor = Literal["local", "ray"]
 MAX_PLAIN_CHUNK = 16  # units per chunk for an unbatched tutor (finer = better balance, less lost on a crash)
@@ -105,13 +115,13 @@ class RunResult:
 
 def _check_tutors(tutors: list[str], kwargs_of: dict[str, dict[str, Any]], spec_of: dict[str, str]) -> dict[str, bool]:
     """Fail fast on a bad tutor name (with the registry's did-you-mean); ``{name: batched}``, as
-    :func:`envs.engine.is_batched` says.
+    :func:`tutorzoo.envs.engine.is_batched` says.
 
     Rule-based and import-path tutors are built here (cheaply); model tutors are built by the workers only, so
     a model is not loaded into this process for nothing.
     """
-    from agents.tutor.registry import MODEL_PREFIXES
-    from envs.engine import is_batched
+    from tutorzoo.agents.tutor.registry import MODEL_PREFIXES
+    from tutorzoo.envs.engine import is_batched
 
     if len(set(tutors)) != len(tutors):
         raise ConfigError(f"tutors must be distinct, got {tutors}; give two runs of one tutor display names "
@@ -129,7 +139,7 @@ def _check_tutors(tutors: list[str], kwargs_of: dict[str, dict[str, Any]], spec_
 
 def build_tutor(name: str, tutor_kwargs: dict[str, Any]) -> Any:
     """This process's tutor ``name``; a class whose constructor does not fit the given options is a
-    :class:`~envs.errors.ConfigError` that says how to pass constructor arguments (``--tutor-arg``)."""
+    :class:`~tutorzoo.envs.errors.ConfigError` that says how to pass constructor arguments (``--tutor-arg``)."""
     try:
         return _tutor(name, tutor_kwargs)
     except TypeError as exc:
@@ -192,9 +202,9 @@ def run_suite(
 ) -> RunResult:
     """Run ``suite`` (every tutor x every unit of ``split``, the first ``limit`` units) into ``out``.
 
-    ``judge_config`` is a :class:`eval.judges.JudgeConfig` (or None: judge-only metrics are not computed);
+    ``judge_config`` is a :class:`tutorzoo.eval.judges.JudgeConfig` (or None: judge-only metrics are not computed);
     the suite's ``judge:`` defaults fill the fields it leaves unset. ``seed`` (episodes suites) replaces each
-    episode's seed ``s`` by :func:`eval.rollout.episode_seed` ``(seed, s)``, so that runs with different seeds
+    episode's seed ``s`` by :func:`tutorzoo.eval.rollout.episode_seed` ``(seed, s)``, so that runs with different seeds
     share no episode (None: the suite's own seeds); ``replicates=K`` plays the units K times, replicate ``r``
     with run seed ``seed + r`` (``seed`` defaults to 0 then), each record marked with its ``replicate`` and
     ``run_seed``, for test-retest variance. ``tutor_specs`` maps a tutor's display name (as in ``tutors`` and
@@ -239,7 +249,7 @@ def run_suite(
         raise ConfigError(f"suite {suite.name!r} has no units in split {split!r}")
     replicate_of: dict[str, tuple[int, int]] = {}
     if seed is not None:
-        from eval.rollout import episode_seed
+        from tutorzoo.eval.rollout import episode_seed
 
         seeded = []
         for r in range(replicates):
@@ -270,7 +280,7 @@ def run_suite(
     if seed is not None:  # absent otherwise, so that the run.json of an unseeded run is unchanged
         ident.update({"seed": seed, "replicates": replicates})
     if any(spec_of[t] != t for t in tutors) or tutor_options:  # likewise: only for runs that use them
-        from eval.tracking import scrub_secrets
+        from tutorzoo.eval.tracking import scrub_secrets
 
         ident["tutor_specs"] = {t: spec_of[t] for t in tutors}
         ident["tutor_options"] = scrub_secrets({t: {k: v for k, v in sorted((tutor_options or {}).get(t, {}).items())

@@ -1,6 +1,6 @@
 """``tutorzoo score FILE [FILE ...] --out DIR``: score episodes, dialogues or peers' data into ``DIR/metrics.json``.
 
-The format is detected (:mod:`eval.formats`): TutorZoo's ``episodes.jsonl``; SID-style annotated dialogues
+The format is detected (:mod:`tutorzoo.eval.formats`): TutorZoo's ``episodes.jsonl``; SID-style annotated dialogues
 (``turns``); plain chats (``messages``, user = student, assistant = tutor); MathDial (``.csv`` / ``.jsonl``;
 generated ``<EOM>`` columns as their own tutors); MRBench / BEA 2025 (``.json``); EducationQ's interaction
 logs (``{teacher: {student: {item: {pre_test, interaction, post_test}}}}``). Every metric the data supports is
@@ -28,7 +28,7 @@ it is on (``ALG``: isomorphic items; ``ALG_same``: the same item, where telling 
 
 Example::
 
-    from eval.score import score_file
+    from tutorzoo.eval.score import score_file
     result = score_file("runs/demo/episodes.jsonl", "runs/demo")
     result["aggregate"]["groups"]["socratic"]["metrics"]["TotalScore"]["mean"]
     score_file("mathdial/data/test.csv", "runs/mathdial")["aggregate"]["groups"]["mathdial_human"]
@@ -43,13 +43,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from envs.errors import ConfigError, DatasetError
-from eval.annotate_records import DEFAULT_ANNOTATOR, annotate_records, check_annotator
-from eval.formats import Loaded, is_labelled, read_scorable
-from eval.metrics.registry import DEFAULT_KS, build_registry
-from eval.metrics.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
-from eval.metrics.suite import Episode, parse_episode, suite_from_episodes
-from rewards.sid import SID_METRIC_NAMES
+from tutorzoo.envs.errors import ConfigError, DatasetError
+from tutorzoo.eval.annotate_records import DEFAULT_ANNOTATOR, annotate_records, check_annotator
+from tutorzoo.eval.formats import Loaded, is_labelled, read_scorable
+from tutorzoo.eval.metrics.registry import DEFAULT_KS, build_registry
+from tutorzoo.eval.metrics.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+from tutorzoo.eval.metrics.suite import Episode, parse_episode, suite_from_episodes
+from tutorzoo.rewards.sid import SID_METRIC_NAMES
 
 OUTPUT_NAME = "metrics.json"
 EXIT_OK, EXIT_PARTIAL, EXIT_ERROR = 0, 1, 2

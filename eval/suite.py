@@ -16,8 +16,8 @@ Example (``configs/suites/default.yaml``)::
         seeds: 1
         protocol: {max_turns: 8}
 
-A suite has a ``kind`` (default ``episodes``; registry in :mod:`eval.kinds`) that turns it into *units*:
-``episodes`` expands the blocks into :class:`~envs.config.EpisodeSpec` s, the item kinds (``kmp_dialogue``,
+A suite has a ``kind`` (default ``episodes``; registry in :mod:`tutorzoo.eval.kinds`) that turns it into *units*:
+``episodes`` expands the blocks into :class:`~tutorzoo.envs.config.EpisodeSpec` s, the item kinds (``kmp_dialogue``,
 ``kmp_skills``, ``dr_academy``) build their units from the kind-specific ``items`` settings. ``judge`` holds
 the suite's defaults for a judge given on the command line (sample count, temperature); the CLI flags win.
 
@@ -39,14 +39,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from envs.config import EpisodeSpec, make_config, read_yaml_mapping
-from envs.errors import ConfigError
-from envs.resources import config_dir
-from envs.tasks import get_task_set
-from eval.kinds import check_kind_name, kind_for
+from tutorzoo.envs.config import EpisodeSpec, make_config, read_yaml_mapping
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.resources import config_dir
+from tutorzoo.envs.tasks import get_task_set
+from tutorzoo.eval.kinds import check_kind_name, kind_for
 
 if TYPE_CHECKING:
-    from eval.kinds.base import Unit
+    from tutorzoo.eval.kinds.base import Unit
 
 Split = Literal["all", "train", "held_out"]
 
@@ -149,7 +149,7 @@ class Suite(BaseModel):
 
     def block_specs(self) -> list[EpisodeSpec]:
         """Every block expanded: task ids x personas x seeds, in file order."""
-        from agents.student.personas import load_personas
+        from tutorzoo.agents.student.personas import load_personas
 
         personas = load_personas()
         out: list[EpisodeSpec] = []
@@ -174,7 +174,8 @@ class Suite(BaseModel):
         return out
 
     def judge_config(self, config: Any) -> Any:
-        """``config`` (a :class:`eval.judges.JudgeConfig` or None) with the suite's defaults filled in where the
+        """``config`` (a :class:`tutorzoo.eval.judges.JudgeConfig` or None) with the suite's defaults filled in where
+        the
         command line left a field unset (None)."""
         if config is None or self.judge is None:
             return config

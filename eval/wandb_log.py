@@ -1,7 +1,7 @@
 """``tutorzoo eval --wandb``: an evaluation run logged to Weights & Biases.
 
-One W&B run per eval run, named ``eval__{suite}__{seed}__{time}`` (:func:`eval.tracking.run_name`), with the
-run's config minus secrets (:func:`eval.tracking.scrub_secrets`: keys that name a secret are masked, and so is
+One W&B run per eval run, named ``eval__{suite}__{seed}__{time}`` (:func:`tutorzoo.eval.tracking.run_name`), with the
+run's config minus secrets (:func:`tutorzoo.eval.tracking.scrub_secrets`: keys that name a secret are masked, and so is
 any string holding the value of a secret-named environment variable such as ``OPENAI_API_KEY``). It logs:
 
 - every metric per tutor in the run summary (``{tutor}/{metric}`` = mean; metrics without a value are left
@@ -12,7 +12,7 @@ any string holding the value of a secret-named environment variable such as ``OP
   prompt and response instead of a dialogue, and its grades as JSON);
 - per tutor what its numbers rest on in the summary (``{tutor}/n_scored``, ``{tutor}/n_failed``,
   ``{tutor}/invalid_turn_share``, ``{tutor}/clipped_turn_share``) and a ``health`` table;
-- the paired comparisons (:mod:`eval.report_paired`) as a ``paired`` table (metric, a, b, shared units,
+- the paired comparisons (:mod:`tutorzoo.eval.report_paired`) as a ``paired`` table (metric, a, b, shared units,
   a - b, CI, win shares, verdict) and ``paired/{metric}/{a} vs {b}`` = a - b in the summary;
 - ``report.html``, ``metrics.json`` and ``report.md`` as an artifact of type ``report`` (also copied into
   the run's ``files/``), secrets masked in the copies too.
@@ -25,7 +25,7 @@ the command line cannot reach the run either. W&B is an optional extra: ``pip in
 Example::
 
     import os; os.environ["WANDB_MODE"] = "offline"
-    from eval.wandb_log import log_run
+    from tutorzoo.eval.wandb_log import log_run
     run_dir = log_run(Path("runs/default"), {"suite": "default"}, records, board)
     # runs/default/wandb/offline-run-.../run-....wandb; `wandb sync <run_dir>` uploads it later
 """
@@ -40,8 +40,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from envs.errors import ConfigError, TutorZooError
-from eval.tracking import run_name, scrub_secrets
+from tutorzoo.envs.errors import ConfigError, TutorZooError
+from tutorzoo.eval.tracking import run_name, scrub_secrets
 
 REPORT_FILES: tuple[str, ...] = ("report.html", "metrics.json", "report.md")
 METRIC_COLUMNS: tuple[str, ...] = ("tutor", "metric", "mean", "ci_low", "ci_high", "n", "higher_is_better",
@@ -132,7 +132,8 @@ PAIRED_COLUMNS: tuple[str, ...] = ("metric", "a", "b", "n", "diff", "ci_low", "c
 
 
 def health_rows(board: Mapping) -> list[list[Any]]:
-    """The ``health`` table: per tutor, columns :data:`HEALTH_COLUMNS` (see :func:`eval.runner.tutor_health`)."""
+    """The ``health`` table: per tutor, columns :data:`HEALTH_COLUMNS` (see
+    :func:`tutorzoo.eval.runner.tutor_health`)."""
     rows = []
     for tutor, h in (board.get("health") or {}).items():
         errors = ", ".join(f"{e} x{n}" for e, n in h["errors"].items())
@@ -143,7 +144,7 @@ def health_rows(board: Mapping) -> list[list[Any]]:
 
 def paired_rows(board: Mapping) -> list[list[Any]]:
     """The ``paired`` table: one row per (metric, pair of tutors), columns :data:`PAIRED_COLUMNS`."""
-    from eval.report_paired import verdict
+    from tutorzoo.eval.report_paired import verdict
 
     rows = []
     for metric, pairs in ((board.get("paired") or {}).get("metrics") or {}).items():
@@ -177,7 +178,7 @@ def transcript_rows(records: Sequence[Mapping]) -> list[list[Any]]:
 
 def _secret_values_in(obj: Any) -> list[str]:
     """Strings held under secret-named keys anywhere in ``obj`` (e.g. a judge config's ``api_key``)."""
-    from eval.tracking import MASK, is_secret_key
+    from tutorzoo.eval.tracking import MASK, is_secret_key
 
     found: list[str] = []
     if isinstance(obj, Mapping):
@@ -266,7 +267,7 @@ def log_run(out_dir: Path, run_info: dict, records: list[dict], board: dict, pro
             artifact = wandb.Artifact(_artifact_name(suite), type="report",
                                       description=f"TutorZoo eval report of suite {suite}",
                                       metadata=scrub_secrets({"suite": suite, "files": [p.name for p in present]}))
-            from eval.tracking import secret_values
+            from tutorzoo.eval.tracking import secret_values
 
             secrets = sorted(set(secret_values() + _secret_values_in(run_info)), key=len, reverse=True)
             for path in present:

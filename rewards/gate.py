@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from envs.errors import ConfigError
+from tutorzoo.envs.errors import ConfigError
 
 _WORDS_FILE = Path(__file__).with_name("gate_words.yaml")
 _WORD_RE = re.compile(r"[a-z][a-z0-9']*")

@@ -20,15 +20,15 @@ without rewarding it. Configs live in ``configs/rewards/*.yaml``::
       learning_gain: 1.0
       length_penalty: {weight: 0.05, max_chars: 600}
       sid_total_raw: 0  # logged only
-      my_pkg.terms:politeness: {weight: 0.1}  # your own: a function returning rewards.terms.Term
+      my_pkg.terms:politeness: {weight: 0.1}  # your own: a function returning tutorzoo.rewards.terms.Term
 
-A term name is one of ``rewards.terms.TERMS`` or an import path ``package.module:factory``
-(``rewards.terms.make_term``).
+A term name is one of ``tutorzoo.rewards.terms.TERMS`` or an import path ``package.module:factory``
+(``tutorzoo.rewards.terms.make_term``).
 
 Example::
 
-    from rewards import load_rubric
-    from envs import tutoring_v0
+    from tutorzoo.rewards import load_rubric
+    from tutorzoo.envs import tutoring_v0
     env = tutoring_v0.env(reward=load_rubric("default"))
 """
 
@@ -41,18 +41,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from envs.config import read_yaml_mapping
-from envs.errors import ConfigError
-from envs.records import reward_components
-from envs.resources import config_dir
-from rewards.terms import TERM_PARAMS, Term, make_term, term_entry
+from tutorzoo.envs.config import read_yaml_mapping
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.records import reward_components
+from tutorzoo.envs.resources import config_dir
+from tutorzoo.rewards.terms import TERM_PARAMS, Term, make_term, term_entry
 
 REWARD_CONFIG_DIR = config_dir("rewards")
 RESERVED = ("pedagogy", "forfeit")
 
 
 class TermSpec(BaseModel):
-    """One term of a rubric config: its weight and its parameters (see ``rewards.terms.TERMS``)."""
+    """One term of a rubric config: its weight and its parameters (see ``tutorzoo.rewards.terms.TERMS``)."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
@@ -86,7 +86,7 @@ class RubricConfig(BaseModel):
 
 
 class Rubric:
-    """Weighted reward terms implementing :class:`envs.reward_api.RewardModel`.
+    """Weighted reward terms implementing :class:`tutorzoo.envs.reward_api.RewardModel`.
 
     Example::
 

@@ -14,7 +14,7 @@ Conventions where the paper is silent (each a test in tests/eval/test_metrics.py
 
 Example::
 
-    from rewards.sid import sid_metrics
+    from tutorzoo.rewards.sid import sid_metrics
     sid_metrics(turns)["TotalScore"]
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from envs.labels import STRATEGIES
+from tutorzoo.envs.labels import STRATEGIES
 
 # docs/spec.md §2: weights of the seven metrics in TotalScore (they sum to 1).
 TOTAL_SCORE_WEIGHTS: dict[str, float] = {

@@ -3,7 +3,7 @@
 A :class:`Term` has a ``level``:
 
 - ``exchange``: ``fn(exchange) -> float | None`` on one tutor turn and the student's reply, the dict of
-  :mod:`envs.reward_api` (``task``, ``tutor``, ``student``, ``state_before``, ``state_after``, ``history``,
+  :mod:`tutorzoo.envs.reward_api` (``task``, ``tutor``, ``student``, ``state_before``, ``state_after``, ``history``,
   ``turn``);
 - ``episode``: ``fn(record) -> float | None`` on an ``episodes.jsonl`` record (its ``transcript``,
   ``learning_gain``, ``posttest_score``, ...).
@@ -30,7 +30,7 @@ Terms (value ranges per exchange / per episode):
 ``posttest_solve``           episode  post-test solve rate (PedagogicalRL's r_sol), in [0, 1]
 ``learning_gain_same``       episode  same-item post-test gain (EducationQ's ALG; telling pays here)
 ``mastery_gain``             exchange mean over the task's KCs of the student's mastery change, credited only when
-                                      the tutor turn passes the content gate (:mod:`rewards.gate`)
+                                      the tutor turn passes the content gate (:mod:`tutorzoo.rewards.gate`)
 ``misconception_repair``     exchange per misconception of the task: +1 repaired, +0.25 suppressed, -1 relapsed,
                                       divided by their number; content-gated like ``mastery_gain``
 ``leak_penalty``             exchange -1 when the tutor turn states an answer (missing verdict: -1, fail closed)
@@ -49,7 +49,7 @@ sets are named. The term then appears under that name in ``reward_components`` a
 
 Example::
 
-    from rewards.terms import make_term
+    from tutorzoo.rewards.terms import make_term
     lg = make_term("learning_gain")
     lg.trl()([""], ["..."], episode=[{"learning_gain": 0.5}])  # -> [0.5]
 """
@@ -66,15 +66,15 @@ from typing import Any, Literal
 
 import numpy as np
 
-from envs import records
-from envs.errors import ConfigError
-from envs.import_path import load_import_path
-from envs.labels import BLOOM_LEVELS
-from envs.records import reward_components, turn_from_json
-from envs.tasks import get_task_set
-from envs.tasks.base import Task
-from rewards.gate import ContentGate, addresses_judge
-from rewards.sid import sid_metrics
+from tutorzoo.envs import records
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.import_path import load_import_path
+from tutorzoo.envs.labels import BLOOM_LEVELS
+from tutorzoo.envs.records import reward_components, turn_from_json
+from tutorzoo.envs.tasks import get_task_set
+from tutorzoo.envs.tasks.base import Task
+from tutorzoo.rewards.gate import ContentGate, addresses_judge
+from tutorzoo.rewards.sid import sid_metrics
 
 Level = Literal["exchange", "episode"]
 _END_RE = re.compile(r"\[\s*end\s*\]", re.IGNORECASE)
@@ -98,7 +98,7 @@ class Term:
             return [self._sample(completions, kwargs, i) for i in range(len(completions))]
 
         reward.__name__ = self.name  # TRL logs each reward function under its __name__
-        reward.__doc__ = f"TutorZoo reward term {self.name!r} ({self.level} level); see rewards.terms."
+        reward.__doc__ = f"TutorZoo reward term {self.name!r} ({self.level} level); see tutorzoo.rewards.terms."
         return reward
 
     def _sample(self, completions: Sequence[Any], kwargs: Mapping[str, Any], i: int) -> float | None:
@@ -136,7 +136,7 @@ def completion_text(completion: Any) -> str:
 
 
 def canonical_transcript(transcript: Sequence[Mapping]) -> list[dict]:
-    """Env transcript records in the form :func:`rewards.sid.sid_metrics` reads (Bloom level as an index)."""
+    """Env transcript records in the form :func:`tutorzoo.rewards.sid.sid_metrics` reads (Bloom level as an index)."""
     out = []
     for t in transcript:
         rec = turn_from_json(t)  # a turn keyed by the short names (intent, ...) reads the same
@@ -383,13 +383,13 @@ def _import_path(name: str) -> TermEntry:
         cannot_import=lambda module, exc: f"reward term {name!r}: cannot import {module!r} ({type(exc).__name__}: "
         f"{exc}). Make the module importable: put its folder on PYTHONPATH or install its package",
         has_no=lambda module, attr: f"reward term {name!r}: module {module!r} has no {attr!r}; name a function that "
-        "returns a rewards.terms.Term (or a Term object)",
+        "returns a tutorzoo.rewards.terms.Term (or a Term object)",
     )
     if isinstance(factory, Term):
         return TermEntry(lambda: factory)
     if not callable(factory):
         raise ConfigError(f"reward term {name!r}: {attr!r} is a {type(factory).__name__}, not a factory; name a "
-                          "function that returns a rewards.terms.Term")
+                          "function that returns a tutorzoo.rewards.terms.Term")
     params = inspect.signature(factory).parameters.values()
     takes = tuple(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
@@ -407,8 +407,8 @@ def term_entry(name: str) -> TermEntry:
     close = get_close_matches(name, TERMS, n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""
     raise ConfigError(f"unknown reward term {name!r}.{hint} Known terms: {sorted(TERMS)}; for your own term give "
-                      "'package.module:factory' (a function returning rewards.terms.Term) or register it with "
-                      "rewards.terms.register_term")
+                      "'package.module:factory' (a function returning tutorzoo.rewards.terms.Term) or register it with "
+                      "tutorzoo.rewards.terms.register_term")
 
 
 def make_term(name: str, **params: Any) -> Term:
@@ -432,8 +432,8 @@ def make_term(name: str, **params: Any) -> Term:
         raise ConfigError(f"reward term {name!r}: its factory raised {type(exc).__name__}: {exc}") from exc
     if not isinstance(term, Term):
         raise ConfigError(f"reward term {name!r}: its factory returned a {type(term).__name__}, not a "
-                          "rewards.terms.Term; return Term(name, 'exchange' | 'episode', fn) with fn(exchange or "
-                          "record) -> float | None")
+                          "tutorzoo.rewards.terms.Term; return Term(name, 'exchange' | 'episode', fn) with "
+                          "fn(exchange or record) -> float | None")
     if term.level not in ("exchange", "episode"):
         raise ConfigError(f"reward term {name!r}: level must be 'exchange' or 'episode', got {term.level!r}")
     return term if term.name == name else replace(term, name=name)

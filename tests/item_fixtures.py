@@ -14,9 +14,9 @@ import re
 from types import SimpleNamespace
 from typing import Any
 
-from agents.backends.openai_compat import OpenAIBackend
-from eval.judges import Judge, JudgeConfig
 from tests.chat_server import ChatServer
+from tutorzoo.agents.backends.openai_compat import OpenAIBackend
+from tutorzoo.eval.judges import Judge, JudgeConfig
 
 _KEY_RE = re.compile(r'"([A-Za-z0-9_\-]+)": <([^>]*)>')
 

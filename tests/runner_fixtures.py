@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import time
 
-from agents.tutor.builtin import SocraticTutor
-from envs.seeding import derive_seed
+from tutorzoo.agents.tutor.builtin import SocraticTutor
+from tutorzoo.envs.seeding import derive_seed
 
 CRASH_SEED = 1  # the episode seed whose episodes kill their worker process
 

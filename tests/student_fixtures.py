@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from envs.acts import StudentTurn, TutorAct
-from envs.tasks.base import BankQuestion, Item, KCLink, KnowledgeComponent, Misconception, Task
+from tutorzoo.envs.acts import StudentTurn, TutorAct
+from tutorzoo.envs.tasks.base import BankQuestion, Item, KCLink, KnowledgeComponent, Misconception, Task
 
 
 def _questions(kc: str) -> tuple[BankQuestion, ...]:

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+NAMESPACE = "tutorzoo"  # the one installed name; the packages are tutorzoo.envs, tutorzoo.agents, ...
 RANK = {"envs": 0, "agents": 1, "rewards": 2, "train": 3, "eval": 3}
 SIBLING_EDGES = {("train", "eval")}  # (importer, imported) within the top layer
 CLI_DISPATCH = ("eval/cli.py", "train")  # may import train inside a function only
@@ -52,16 +53,25 @@ class Edge:
         return self.target.split(".")[0]
 
 
-def _imported_names(node: ast.AST) -> list[str]:
+def _absolute_names(node: ast.AST) -> list[str]:
+    """The dotted names an import statement or call names, as written (``tutorzoo.`` included)."""
     if isinstance(node, ast.Import):
         return [alias.name for alias in node.names]
     if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        if node.module == NAMESPACE:  # from tutorzoo import envs
+            return [f"{NAMESPACE}.{alias.name}" for alias in node.names]
         return [node.module]
     if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
             and isinstance(node.args[0].value, str)
             and ast.unparse(node.func) in ("importlib.import_module", "import_module", "__import__")):
         return [node.args[0].value]
     return []
+
+
+def _imported_names(node: ast.AST) -> list[str]:
+    """The modules of the five packages an import names, without the ``tutorzoo.`` prefix."""
+    prefix = NAMESPACE + "."
+    return [name[len(prefix):] for name in _absolute_names(node) if name.startswith(prefix)]
 
 
 def edges_of(path: Path, root: Path = ROOT) -> list[Edge]:
@@ -106,22 +116,26 @@ def _scan(source: str, tmp_path: Path, module: str) -> list[Edge]:
 
 # The scanner itself, on cases named by what they catch: a check that finds nothing proves nothing.
 SCANNER_CASES = [
-    ("module-level", "envs/x.py", "from agents.tutor import make_tutor\n", [("agents.tutor", "module", False)]),
-    ("plain-import", "envs/x.py", "import rewards.rubric\n", [("rewards.rubric", "module", False)]),
-    ("lazy", "agents/x.py", "def f():\n    from eval.suite import load_suite\n", [("eval.suite", "function", False)]),
-    ("type-checking", "rewards/x.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import train\n",
+    ("module-level", "envs/x.py", "from tutorzoo.agents.tutor import make_tutor\n",
+     [("agents.tutor", "module", False)]),
+    ("plain-import", "envs/x.py", "import tutorzoo.rewards.rubric\n", [("rewards.rubric", "module", False)]),
+    ("lazy", "agents/x.py", "def f():\n    from tutorzoo.eval.suite import load_suite\n",
+     [("eval.suite", "function", False)]),
+    ("type-checking", "rewards/x.py", 
+     "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from tutorzoo import train\n",
      [("train", "type_checking", False)]),
-    ("import-module", "envs/x.py", "import importlib\nm = importlib.import_module('agents.student')\n",
+    ("import-module", "envs/x.py", "import importlib\nm = importlib.import_module('tutorzoo.agents.student')\n",
      [("agents.student", "module", False)]),
-    ("downward", "eval/x.py", "from envs.config import EpisodeSpec\nimport agents\n",
+    ("downward", "eval/x.py", "from tutorzoo.envs.config import EpisodeSpec\nfrom tutorzoo import agents\n",
      [("envs.config", "module", True), ("agents", "module", True)]),
-    ("train-uses-eval", "train/x.py", "from eval.rollout import run_episode\n", [("eval.rollout", "module", True)]),
-    ("eval-uses-train", "eval/x.py", "from train.common import load_recipe_config\n",
+    ("train-uses-eval", "train/x.py", "from tutorzoo.eval.rollout import run_episode\n",
+     [("eval.rollout", "module", True)]),
+    ("eval-uses-train", "eval/x.py", "from tutorzoo.train.common import load_recipe_config\n",
      [("train.common", "module", False)]),
-    ("cli-dispatch-lazy", "eval/cli.py", "def run():\n    from train.cli import main\n",
+    ("cli-dispatch-lazy", "eval/cli.py", "def run():\n    from tutorzoo.train.cli import main\n",
      [("train.cli", "function", True)]),
-    ("cli-dispatch-at-top", "eval/cli.py", "from train.cli import main\n", [("train.cli", "module", False)]),
-    ("own-package", "agents/x.py", "from agents.tutor import make_tutor\nimport numpy\n", []),
+    ("cli-dispatch-at-top", "eval/cli.py", "from tutorzoo.train.cli import main\n", [("train.cli", "module", False)]),
+    ("own-package", "agents/x.py", "from tutorzoo.agents.tutor import make_tutor\nimport numpy\n", []),
 ]
 
 
@@ -149,3 +163,17 @@ def test_known_back_edges_say_why_and_are_back_edges() -> None:
         assert (ROOT / module).is_file(), f"{module} is listed but does not exist"
         assert RANK[package] >= RANK[module.split("/")[0]], f"{module} -> {package} is not a back edge"
         assert "Fix:" in reason, f"{module} -> {package}: say what removes the edge"
+
+
+def test_no_module_imports_a_bare_package_name() -> None:
+    """``import envs`` works only from a checkout's root (and then shadows PyPI's ``envs``): every import of the five
+    packages goes through ``tutorzoo.``, in the packages, the tests and the benchmarks alike."""
+    bare = []
+    for folder in (*RANK, "tests", "benchmarks", "tutorzoo"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                for name in _absolute_names(node):
+                    if name.split(".")[0] in RANK:
+                        bare.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {name}")
+    assert not bare, "write tutorzoo.<package>:\n" + "\n".join(bare)

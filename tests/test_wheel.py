@@ -23,10 +23,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agents.student import SimulatedStudent
-from agents.tutor import make_tutor
-from envs.config import EpisodeSpec
-from eval.rollout import run_episode
+from tutorzoo.agents.student import SimulatedStudent
+from tutorzoo.agents.tutor import make_tutor
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.eval.rollout import run_episode
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"
@@ -36,12 +36,12 @@ PERSONA = "weak_knowledge_partly_wrong"
 
 ROLLOUT = """
 import json, sys
-from agents.student import SimulatedStudent
-from agents.student.personas import get_persona
-from agents.tutor import make_tutor
-from envs.config import EpisodeSpec
-from envs.resources import config_dir
-from eval.rollout import run_episode
+from tutorzoo.agents.student import SimulatedStudent
+from tutorzoo.agents.student.personas import get_persona
+from tutorzoo.agents.tutor import make_tutor
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.resources import config_dir
+from tutorzoo.eval.rollout import run_episode
 spec = EpisodeSpec(task_set=sys.argv[1], persona=sys.argv[2], seed=int(sys.argv[3]))
 student = SimulatedStudent(get_persona(spec.persona, config_dir("personas")))
 print(json.dumps(run_episode(spec, make_tutor("socratic"), student, "socratic"), sort_keys=True))
@@ -49,12 +49,12 @@ print(json.dumps(run_episode(spec, make_tutor("socratic"), student, "socratic"),
 
 COUNTS = """
 import json
-import envs
-from agents.student.personas import load_personas
-from envs.resources import config_dir
-from envs.tasks.stem import StemTaskSet
-from eval.suite import load_suite
-from rewards.rubric import load_rubric
+from tutorzoo import envs
+from tutorzoo.agents.student.personas import load_personas
+from tutorzoo.envs.resources import config_dir
+from tutorzoo.envs.tasks.stem import StemTaskSet
+from tutorzoo.eval.suite import load_suite
+from tutorzoo.rewards.rubric import load_rubric
 suites = sorted(p.stem for p in config_dir("suites").glob("*.yaml"))
 print(json.dumps({
     "envs": envs.__file__,
@@ -67,7 +67,7 @@ print(json.dumps({
 
 
 def _personas_in_checkout() -> int:
-    from agents.student.personas import load_personas
+    from tutorzoo.agents.student.personas import load_personas
 
     return len(load_personas(CONFIGS / "personas"))
 
@@ -152,5 +152,5 @@ def test_installed_cli_lists_every_persona(installed: dict) -> None:
 
 def test_installed_train_recipes_are_found(installed: dict) -> None:
     out = _run(installed, installed["python"], "-c",
-               "from train.common import CONFIG_DIR; print(len(list(CONFIG_DIR.glob('*.yaml'))))")
+               "from tutorzoo.train.common import CONFIG_DIR; print(len(list(CONFIG_DIR.glob('*.yaml'))))")
     assert int(out) == len(list((CONFIGS / "train").glob("*.yaml")))

@@ -2,7 +2,7 @@
 
 Recipes: ``corpus`` (KMP-Pile-style dialogues from the socratic tutor), ``sft`` (LoRA on tutor turns),
 ``grpo`` (multi-turn, whole episodes in the env), ``dpo`` (env-ranked preference pairs), ``ppo`` (dialogue acts
-with Stable-Baselines3). Each module defines ``Config`` (a :class:`train.common.RecipeConfig`) and
+with Stable-Baselines3). Each module defines ``Config`` (a :class:`tutorzoo.train.common.RecipeConfig`) and
 ``run(config) -> dict``; the default config file is ``configs/train/RECIPE.yaml``.
 
 Example::
@@ -20,15 +20,15 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from envs.errors import TutorZooError
-from train.common import CONFIG_DIR, load_recipe_config
+from tutorzoo.envs.errors import TutorZooError
+from tutorzoo.train.common import CONFIG_DIR, load_recipe_config
 
 RECIPES: dict[str, str] = {
-    "corpus": "train.corpus",
-    "sft": "train.sft",
-    "grpo": "train.grpo",
-    "dpo": "train.dpo",
-    "ppo": "train.ppo_acts",
+    "corpus": "tutorzoo.train.corpus",
+    "sft": "tutorzoo.train.sft",
+    "grpo": "tutorzoo.train.grpo",
+    "dpo": "tutorzoo.train.dpo",
+    "ppo": "tutorzoo.train.ppo_acts",
 }
 
 

@@ -13,8 +13,8 @@ unless asked); ``mode: disabled`` turns tracking off.
 
 Example::
 
-    from train.common import load_recipe_config
-    from train.sft import SFTRecipeConfig, run
+    from tutorzoo.train.common import load_recipe_config
+    from tutorzoo.train.sft import SFTRecipeConfig, run
     cfg = load_recipe_config(SFTRecipeConfig, "configs/train/sft.yaml", ["max_steps=5"])
     results = run(cfg)
 """
@@ -30,10 +30,10 @@ from typing import Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from envs.config import read_yaml_mapping
-from envs.errors import ConfigError
-from envs.resources import config_dir
-from eval.tracking import run_name, scrub_secrets
+from tutorzoo.envs.config import read_yaml_mapping
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.resources import config_dir
+from tutorzoo.eval.tracking import run_name, scrub_secrets
 
 CONFIG_DIR = config_dir("train")
 
@@ -183,12 +183,12 @@ def evaluate_tutor(tutor: str, out_dir: Path, suite: str = "default", split: str
         evaluate_tutor("hf:models/small", Path("runs/eval_sft"), tutor_kwargs={"adapter": "runs/sft/adapter"},
                        limit=64)
     """
-    from agents.student import SimulatedStudent
-    from agents.tutor.registry import make_tutor
-    from eval.batch import run_batched
-    from eval.leaderboard import build, write_report
-    from eval.rollout import JsonlWriter
-    from eval.suite import load_suite
+    from tutorzoo.agents.student import SimulatedStudent
+    from tutorzoo.agents.tutor.registry import make_tutor
+    from tutorzoo.eval.batch import run_batched
+    from tutorzoo.eval.leaderboard import build, write_report
+    from tutorzoo.eval.rollout import JsonlWriter
+    from tutorzoo.eval.suite import load_suite
 
     loaded = load_suite(suite)
     specs = loaded.specs(split)
@@ -279,20 +279,21 @@ def fix_pad_token(tokenizer: Any, model: Any, choice: str = "auto", stop_ids: tu
 def load_chat_model(base: str, pad_token: str = "auto") -> tuple[Any, Any]:
     """(model in fp32, tokenizer) of the causal LM ``base`` (local folder or cached hub id), checked for what every
     recipe needs: it loads, and its tokenizer has a chat template that renders TutorZoo's conversations (through
-    :class:`agents.backends.chat_render.ChatRenderer`); else a ConfigError. A missing pad token, or one equal to
+    :class:`tutorzoo.agents.backends.chat_render.ChatRenderer`); else a ConfigError. A missing pad token, or one equal
+    to
     EOS or an end-of-turn token, is fixed by :func:`fix_pad_token` (``pad_token`` chooses how); what was done is
     in ``tokenizer.init_kwargs["tutorzoo_pad_fix"]``."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from agents.backends.chat_render import RenderError
+    from tutorzoo.agents.backends.chat_render import RenderError
 
     try:
         tokenizer = AutoTokenizer.from_pretrained(base)
         model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot load model {base!r}: {exc}; give a local model folder or a cached hub id (the "
-                          "offline one: `python -m train.tiny_model --out DIR --size small`)") from None
+                          "offline one: `python -m tutorzoo.train.tiny_model --out DIR --size small`)") from None
     if not getattr(tokenizer, "chat_template", None):
         raise ConfigError(f"{base!r}: the tokenizer has no chat template; use a chat/instruct model")
     try:
@@ -310,9 +311,9 @@ def load_chat_model(base: str, pad_token: str = "auto") -> tuple[Any, Any]:
 
 
 def chat_renderer(tokenizer: Any, model: Any | None = None, enable_thinking: bool = False) -> Any:
-    """The :class:`~agents.backends.chat_render.ChatRenderer` of a recipe's tokenizer, with the model's
+    """The :class:`~tutorzoo.agents.backends.chat_render.ChatRenderer` of a recipe's tokenizer, with the model's
     ``generation_config`` end tokens as stops."""
-    from agents.backends.chat_render import ChatRenderer
+    from tutorzoo.agents.backends.chat_render import ChatRenderer
 
     eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
     return ChatRenderer(tokenizer, enable_thinking=enable_thinking,
@@ -339,7 +340,7 @@ def resolve_start(cfg: Any, out_dir: Path) -> tuple[str, str | None, str]:
             raise ConfigError(f"{cfg.sft_dir}/READY exists but {missing} do not; rerun the SFT recipe or set "
                               "sft_dir: null")
         return str(base), str(adapter), "sft"
-    from train.tiny_model import build_tiny_model
+    from tutorzoo.train.tiny_model import build_tiny_model
 
     tiny = out_dir / "tiny"
     if not (tiny / "config.json").is_file():

@@ -4,12 +4,12 @@
 students over the episode specs of ``config.suite``'s ``train`` split and writes one row per episode:
 
 - ``messages``: the conversation exactly as an LLM tutor sees it at inference (the env's
-  ``info["messages"]`` that :class:`agents.tutor.llm.LLMTutor` sends to its backend: the system prompt, the
+  ``info["messages"]`` that :class:`tutorzoo.agents.tutor.llm.LLMTutor` sends to its backend: the system prompt, the
   pre-test summary and the student's turns as ``user``, the tutor's turns as ``assistant``), ending with the
   tutor's last turn. It is recorded from the ``info`` of every tutor call, and each call's messages must be a
   prefix of the final conversation (checked), so training sees what inference will show;
 - ``dialogue_type`` (``tutoring``), ``persona``, ``persona_family``, ``task_set``, ``task_id``, ``task_title``,
-  ``spec`` (the :class:`envs.config.EpisodeSpec` as JSON), ``spec_key``, ``seed``, ``rollout`` (0 for the
+  ``spec`` (the :class:`tutorzoo.envs.config.EpisodeSpec` as JSON), ``spec_key``, ``seed``, ``rollout`` (0 for the
   suite's own spec, k for its k-th re-seeded copy);
 - outcome columns: ``pretest_score``, ``posttest_score``, ``learning_gain`` (isomorphic items),
   ``learning_gain_same``, ``n_tutor_turns``, ``ended_by``, ``reward`` (the rubric's total) and
@@ -25,8 +25,8 @@ train split's tasks and personas that no held-out spec can equal (held-out seeds
 
 Example::
 
-    from train.common import load_recipe_config
-    from train.corpus import CorpusConfig, run
+    from tutorzoo.train.common import load_recipe_config
+    from tutorzoo.train.corpus import CorpusConfig, run
     results = run(load_recipe_config(CorpusConfig, "configs/train/corpus.yaml", ["limit=20"]))
     # or: tutorzoo train corpus --config configs/train/corpus.yaml --set limit=20
     from datasets import load_from_disk
@@ -41,9 +41,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from envs.config import EpisodeSpec
-from envs.errors import ConfigError
-from train.common import RecipeConfig, finish_wandb, start_wandb, write_results
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.train.common import RecipeConfig, finish_wandb, start_wandb, write_results
 
 RECIPE = "corpus"
 RESEED_STRIDE = 100_000  # re-seeded copies of a spec use seed + stride * j, far from any suite's own seeds
@@ -117,7 +117,7 @@ def conversation_from_calls(calls: list[tuple[list[dict], str]], transcript: lis
 
 def corpus_specs(cfg: CorpusConfig) -> list[EpisodeSpec]:
     """The episode specs to roll out, in a fixed order: each suite spec, then its re-seeded copies."""
-    from eval.suite import load_suite
+    from tutorzoo.eval.suite import load_suite
 
     if cfg.split != "train" and not cfg.allow_held_out:
         raise ConfigError(f"split {cfg.split!r} contains the held-out specs the evaluation uses; build the corpus on "
@@ -211,11 +211,11 @@ def drop_reason(cfg: CorpusConfig, record: dict, reward: float) -> str | None:
 
 def build_rows(cfg: CorpusConfig) -> tuple[list[dict], dict[str, int], list[str]]:
     """Roll out every spec; the kept rows, the count of dropped episodes per reason, the component names."""
-    from agents.student import SimulatedStudent
-    from agents.student.personas import get_persona
-    from agents.tutor.registry import BUILTIN_TUTORS, make_tutor
-    from eval.rollout import run_episode
-    from rewards import load_rubric
+    from tutorzoo.agents.student import SimulatedStudent
+    from tutorzoo.agents.student.personas import get_persona
+    from tutorzoo.agents.tutor.registry import BUILTIN_TUTORS, make_tutor
+    from tutorzoo.eval.rollout import run_episode
+    from tutorzoo.rewards import load_rubric
 
     if cfg.tutor not in BUILTIN_TUTORS and ":" not in cfg.tutor:
         raise ConfigError(f"tutor {cfg.tutor!r}: the corpus imitates a rule-based tutor; use one of "

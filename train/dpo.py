@@ -1,7 +1,7 @@
 """DPO from environment-ranked preference pairs: candidate tutor turns for one dialogue state, ranked by the
 reward of the episode each one leads to, then TRL's ``DPOTrainer`` with a LoRA adapter.
 
-**Pairs** (:mod:`train.dpo_pairs`; this module holds the config, the training and the evaluation). For each
+**Pairs** (:mod:`tutorzoo.train.dpo_pairs`; this module holds the config, the training and the evaluation). For each
 episode spec of the suite's ``train`` split (a seeded sample of ``pairs.episodes``):
 
 1. *States*: the ``prefix_tutor`` (``socratic`` by default) plays the episode; at every dialogue tutor turn the
@@ -42,8 +42,8 @@ Example::
 
     tutorzoo train dpo --config configs/train/dpo.yaml --set pairs.episodes=8 --set max_steps=10
 
-    from train.common import load_recipe_config
-    from train.dpo import Config, run
+    from tutorzoo.train.common import load_recipe_config
+    from tutorzoo.train.dpo import Config, run
     results = run(load_recipe_config(Config, "configs/train/dpo.yaml", ["max_steps=5", "wandb.mode=disabled"]))
 """
 
@@ -57,8 +57,8 @@ from typing import Any
 import numpy as np
 from pydantic import Field, model_validator
 
-from envs.errors import ConfigError
-from train.common import (
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.train.common import (
     PAD_FIELD_DOC,
     LoraSettings,
     RecipeConfig,
@@ -70,7 +70,7 @@ from train.common import (
     write_model_card,
     write_results,
 )
-from train.dpo_pairs import POLICY, PairSettings, build_pairs, check_policy, train_specs
+from tutorzoo.train.dpo_pairs import POLICY, PairSettings, build_pairs, check_policy, train_specs
 
 RECIPE = "dpo"
 
@@ -125,7 +125,7 @@ def fit_prompt(messages: list[dict], completions: Sequence[list[dict]], tokenize
                renderer: Any | None = None) -> tuple[list[dict], int]:
     """``messages`` with the oldest non-system ones dropped until prompt + the longest completion fit in
     ``max_length`` tokens (as the HF backend does at inference); returns it and how many were dropped. With a
-    ``renderer`` (:class:`agents.backends.chat_render.ChatRenderer`) lengths are those of its rendering."""
+    ``renderer`` (:class:`tutorzoo.agents.backends.chat_render.ChatRenderer`) lengths are those of its rendering."""
     def length(msgs: list[dict]) -> int:
         if renderer is not None:
             return max(len(renderer.encode(msgs + list(c), add_generation_prompt=False)) for c in completions)
@@ -143,7 +143,8 @@ def fit_prompt(messages: list[dict], completions: Sequence[list[dict]], tokenize
 def tokenize_pair(row: dict, renderer: Any, max_length: int) -> dict:
     """``prompt_ids`` (the fitted prompt rendered with its generation prompt, BOS as the family has it) and
     ``chosen_ids`` / ``rejected_ids`` (exactly the completion's tokens: its content and end-of-turn token, from
-    :meth:`~agents.backends.chat_render.ChatRenderer.assistant_mask`), so any chat-template family trains on what
+    :meth:`~tutorzoo.agents.backends.chat_render.ChatRenderer.assistant_mask`), so any chat-template family trains on
+    what
     it generates from at inference."""
     prompt, dropped = fit_prompt(row["prompt"], [row["chosen"], row["rejected"]], None, max_length, renderer)
     out: dict[str, Any] = {"prompt_ids": renderer.encode(prompt, add_generation_prompt=True),
@@ -176,11 +177,11 @@ def train_dpo(cfg: Config, dataset: Any, base: str, adapter: str | None, out_dir
               eval_dataset: Any | None = None, loaded: tuple[Any, Any] | None = None) -> dict:
     """Train the adapter on the pairs; save it to ``out_dir/adapter``; return the training metrics (and, with
     ``eval_dataset``, TRL's eval loss / rewards before and after training on those pairs). ``loaded``: the
-    ``(model, tokenizer)`` of :func:`train.common.load_chat_model`, when the caller checked it already."""
+    ``(model, tokenizer)`` of :func:`tutorzoo.train.common.load_chat_model`, when the caller checked it already."""
     import torch
     from trl import DPOConfig
 
-    from train.common import chat_renderer
+    from tutorzoo.train.common import chat_renderer
 
     model, tokenizer = loaded or load_chat_model(base, cfg.pad_token)
     tokenizer.padding_side = "left"
@@ -274,7 +275,7 @@ def run(cfg: Config) -> dict:
     try:
         policy = None
         if cfg.pairs.uses_policy():
-            from agents.backends.hf import HFBackend
+            from tutorzoo.agents.backends.hf import HFBackend
 
             policy = HFBackend(base, adapter=adapter, batch_size=cfg.pairs.generation_batch_size,
                                threads=cfg.threads)
@@ -301,7 +302,7 @@ def run(cfg: Config) -> dict:
                               "use more episodes, more candidate sources or a lower pairs.min_margin")
         eval_pairs = None
         if cfg.heldout_pairs:
-            from eval.suite import load_suite
+            from tutorzoo.eval.suite import load_suite
 
             held = load_suite(cfg.pairs.suite).specs("held_out")[: cfg.heldout_pairs]
             eval_build = build_pairs(cfg.pairs, held, cfg.seed, policy=policy, log=print)
@@ -324,8 +325,9 @@ def run(cfg: Config) -> dict:
 
 def evaluate(cfg: Config, base: str, adapters: Mapping[str, str | None], out_dir: Path) -> dict:
     """Each adapter (None: the bare base model) as a tutor on the same ``eval_episodes`` held-out specs, as
-    ``tutorzoo eval`` plays them (:func:`train.common.evaluate_tutor`; episodes and report in ``out_dir/<key>``)."""
-    from train.common import evaluate_tutor
+    ``tutorzoo eval`` plays them (:func:`tutorzoo.train.common.evaluate_tutor`; episodes and report in
+    ``out_dir/<key>``)."""
+    from tutorzoo.train.common import evaluate_tutor
 
     out = {}
     for key, adapter in adapters.items():

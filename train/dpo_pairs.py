@@ -1,10 +1,10 @@
 """DPO's preference pairs from the environment: dialogue states, candidate tutor turns, their continuations
-through the rollout engine, the ranking (steps 1-4 of :mod:`train.dpo`'s docstring, which describes the recipe;
-this module is its pair-building half, :mod:`train.dpo` the config, training and evaluation).
+through the rollout engine, the ranking (steps 1-4 of :mod:`tutorzoo.train.dpo`'s docstring, which describes the recipe;
+this module is its pair-building half, :mod:`tutorzoo.train.dpo` the config, training and evaluation).
 
 Example::
 
-    from train.dpo_pairs import PairSettings, build_pairs
+    from tutorzoo.train.dpo_pairs import PairSettings, build_pairs
     pairs = build_pairs(PairSettings(candidates={"socratic": 1, "random": 2}), specs, seed=0).rows
 """
 
@@ -23,14 +23,14 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agents.tutor.base import TutorPolicy
-from agents.tutor.registry import MODEL_PREFIXES, TUTORS
-from envs.config import EpisodeSpec
-from envs.engine import play
-from envs.errors import ConfigError
-from envs.protocols import BatchedTutor
-from envs.reward_api import RewardModel
-from eval.rollout import run_episode
+from tutorzoo.agents.tutor.base import TutorPolicy
+from tutorzoo.agents.tutor.registry import MODEL_PREFIXES, TUTORS
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.engine import play
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.protocols import BatchedTutor
+from tutorzoo.envs.reward_api import RewardModel
+from tutorzoo.eval.rollout import run_episode
 
 POLICY = "policy"  # the candidate source / tutor name that means "the model being trained"
 
@@ -247,7 +247,8 @@ def collect_states(
 
 
 class _StateCollector:
-    """The prefix tutor, watching its episode (an :class:`envs.engine.Observer`): at every dialogue tutor turn it
+    """The prefix tutor, watching its episode (an :class:`tutorzoo.envs.engine.Observer`): at every dialogue tutor turn
+    it
     keeps the state and asks the live shadow tutors what they would say there."""
 
     def __init__(self, spec: EpisodeSpec, prefix: TutorPolicy, live: list[tuple[str, TutorPolicy]],
@@ -292,7 +293,7 @@ def replay(
     reward: RewardModel | None = None,
 ) -> dict:
     """The episode record of: the state's prefix again, then ``candidate``, then ``continuation`` to the end
-    (:func:`eval.rollout.run_episode`: a tutor or student exception is a recorded ``failures`` entry)."""
+    (:func:`tutorzoo.eval.rollout.run_episode`: a tutor or student exception is a recorded ``failures`` entry)."""
     tutor = ReplayTutor([*state.prefix, candidate], continuation)
     return run_episode(state.spec, tutor, make_student(state.spec.persona), tutor_name="replay", reward=reward)
 
@@ -376,7 +377,7 @@ def choose_states(states: Sequence[DialogueState], k: int, seed: int) -> list[Di
 
 def train_specs(settings: PairSettings, seed: int) -> list[EpisodeSpec]:
     """``settings.episodes`` specs of the suite's train split, a seeded sample in a seeded order."""
-    from eval.suite import load_suite
+    from tutorzoo.eval.suite import load_suite
 
     specs = load_suite(settings.suite).specs("train")
     if not specs:
@@ -396,7 +397,7 @@ def build_pairs(
 ) -> PairBuild:
     """Preference pairs from ``specs`` (module docstring): states, candidates, continuations, ranking.
 
-    ``policy`` is a :class:`~agents.backends.base.ChatBackend` for the ``policy`` source and tutor (required
+    ``policy`` is a :class:`~tutorzoo.agents.backends.base.ChatBackend` for the ``policy`` source and tutor (required
     when the settings use it). Deterministic: the same settings, specs, seed and policy give the same rows.
 
     Example::
@@ -405,11 +406,11 @@ def build_pairs(
                             specs[:4], seed=0)
         build.summary()["pairs"], build.dataset()
     """
-    from agents.backends.base import GenerationConfig
-    from agents.student import SimulatedStudent
-    from agents.tutor.llm import LLMTutor
-    from agents.tutor.registry import make_tutor
-    from rewards import load_rubric
+    from tutorzoo.agents.backends.base import GenerationConfig
+    from tutorzoo.agents.student import SimulatedStudent
+    from tutorzoo.agents.tutor.llm import LLMTutor
+    from tutorzoo.agents.tutor.registry import make_tutor
+    from tutorzoo.rewards import load_rubric
 
     if settings.uses_policy() and policy is None:
         raise ConfigError("the pair settings use the 'policy' source or tutor but no policy model was given")
@@ -474,7 +475,7 @@ def _policy_candidates(states: list[DialogueState], policy: Any, n: int, gen: An
 def check_policy(policy: Any) -> None:
     """One short generation of the policy on a chat shaped like the env's (system, user, user): a model that
     cannot render or generate is a ConfigError before any pair is built, not a pile of silent failures."""
-    from agents.backends.base import GenerationConfig
+    from tutorzoo.agents.backends.base import GenerationConfig
 
     chat = [{"role": "system", "content": "You are a tutor."}, {"role": "user", "content": "Pre-test: 2 of 3."},
             {"role": "user", "content": "What is 3/4 of 8?"}]

@@ -1,13 +1,13 @@
 """GRPO's rollouts: the prompts that name episodes, the policy's generators, the token tutor and the
-``rollout_func`` (:class:`EpisodeRollout`), split from :mod:`train.grpo` (the recipe: config, rewards, model
-loading, training, evaluation) along that line. The module docstring of :mod:`train.grpo` describes both.
+``rollout_func`` (:class:`EpisodeRollout`), split from :mod:`tutorzoo.train.grpo` (the recipe: config, rewards, model
+loading, training, evaluation) along that line. The module docstring of :mod:`tutorzoo.train.grpo` describes both.
 
-Every episode is played by the rollout engine (:func:`envs.engine.play`); :class:`TokenTutor` is an
-:class:`envs.protocols.EpisodeTutor`, so the engine names each waiting episode's index explicitly.
+Every episode is played by the rollout engine (:func:`tutorzoo.envs.engine.play`); :class:`TokenTutor` is an
+:class:`tutorzoo.envs.protocols.EpisodeTutor`, so the engine names each waiting episode's index explicitly.
 
 Example::
 
-    from train.grpo_rollout import EpisodeRollout, spec_prompt
+    from tutorzoo.train.grpo_rollout import EpisodeRollout, spec_prompt
     rollout = EpisodeRollout(tokenizer, rubric, seed=0)   # GRPOTrainer(..., rollout_func=rollout)
 """
 
@@ -21,9 +21,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from envs.config import EpisodeSpec
-from envs.errors import ConfigError
-from envs.protocols import PartialBatchError, TutorTurn
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.protocols import PartialBatchError, TutorTurn
 
 SPEC_PREFIX = "tutorzoo-episode:"
 
@@ -42,8 +42,8 @@ def spec_prompt(spec: EpisodeSpec) -> str:
 def parse_spec_prompt(prompt: Any) -> EpisodeSpec:
     """The :class:`EpisodeSpec` of a prompt made by :func:`spec_prompt`; anything else is a clear error."""
     if not isinstance(prompt, str) or not prompt.startswith(SPEC_PREFIX):
-        raise ConfigError("a GRPO training prompt must be train.grpo_rollout.spec_prompt(spec), got "
-                          f"{str(prompt)[:80]!r}; build the dataset with train.grpo_rollout.build_dataset")
+        raise ConfigError("a GRPO training prompt must be tutorzoo.train.grpo_rollout.spec_prompt(spec), got "
+                          f"{str(prompt)[:80]!r}; build the dataset with tutorzoo.train.grpo_rollout.build_dataset")
     try:
         return EpisodeSpec.model_validate_json(prompt[len(SPEC_PREFIX):])
     except ValueError as exc:
@@ -150,9 +150,11 @@ class _Track:
 
 
 class TokenTutor:
-    """An episode tutor (:class:`envs.protocols.EpisodeTutor`) that generates from each episode's token history.
+    """An episode tutor (:class:`tutorzoo.envs.protocols.EpisodeTutor`) that generates from each episode's token
+    history.
 
-    The rollout engine (:func:`envs.engine.play`) calls ``begin_episode(index, seed)`` as each episode starts and
+    The rollout engine (:func:`tutorzoo.envs.engine.play`) calls ``begin_episode(index, seed)`` as each episode starts
+    and
     ``act_turns`` with every waiting episode, each named by its index; ``tracks[index]`` holds the tokens. Two
     modes, chosen from the chat template (``mode="auto"``):
 
@@ -163,7 +165,8 @@ class TokenTutor:
     - ``"render"`` (templates that rewrite earlier turns or close the conversation differently, e.g. Qwen3's
       think block on the last turn only, Phi-3's EOS at the end): each turn is generated from the freshly
       rendered chat; when the episode ends, :meth:`finish` renders the whole episode once and masks the tutor's
-      spans (:meth:`agents.backends.chat_render.ChatRenderer.assistant_mask`): its turns' tokens as the template
+      spans (:meth:`tutorzoo.agents.backends.chat_render.ChatRenderer.assistant_mask`): its turns' tokens as the
+      template
       writes them (re-tokenised text), every other token 0.
 
     Either way the env receives the decoded turn with reasoning blocks stripped.
@@ -172,7 +175,7 @@ class TokenTutor:
     def __init__(self, tokenizer: Any, generator: Any, max_new_tokens: int, context_length: int,
                  max_completion_length: int, seed: int, eos_ids: Sequence[int] | None = None,
                  renderer: Any | None = None, mode: Literal["auto", "tokens", "render"] = "auto") -> None:
-        from agents.backends.chat_render import ChatRenderer
+        from tutorzoo.agents.backends.chat_render import ChatRenderer
 
         self.tokenizer = tokenizer
         self.renderer = renderer or ChatRenderer(tokenizer)
@@ -328,7 +331,7 @@ def prefix_stable(renderer: Any) -> bool:
 
 
 def _eos_ids(tokenizer: Any, model: Any | None) -> list[int]:
-    from train.common import chat_renderer
+    from tutorzoo.train.common import chat_renderer
 
     ids = [tokenizer.eos_token_id]
     for e in chat_renderer(tokenizer, model).stop_ids:
@@ -389,8 +392,8 @@ class EpisodeRollout:
         self._vllm_client: Any | None = None
 
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
-        from agents.student import SimulatedStudent
-        from envs.engine import play
+        from tutorzoo.agents.student import SimulatedStudent
+        from tutorzoo.envs.engine import play
 
         specs = [parse_spec_prompt(p) for p in prompts]
         self.calls += 1

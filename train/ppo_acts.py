@@ -3,7 +3,7 @@
 The fast loop for studying policy structure before paying for language models. Each training episode is a
 spec drawn from a suite's ``train`` split (deterministically from the seed) and played in
 ``gymnasium.make("tutorzoo/Tutor-v0", action_mode="act")`` against that spec's simulated student; the policy
-sees :class:`envs.act_features.ActFeatures` vectors (what the tutor observes, never the student's hidden
+sees :class:`tutorzoo.envs.act_features.ActFeatures` vectors (what the tutor observes, never the student's hidden
 state) and chooses a ``MultiDiscrete`` dialogue act (intent x strategy x level x KC slot x end). The reward is
 the env's: the isomorphic learning gain by default, or a rubric (``reward: default`` for
 ``configs/rewards/default.yaml``, or inline ``reward_terms``).
@@ -11,13 +11,13 @@ the env's: the isomorphic learning gain by default, or a rubric (``reward: defau
 Outputs in ``out_dir``: ``policy.zip`` (the SB3 model), ``README.md`` (model card), ``results.json`` (learning
 curve and the held-out comparison), ``progress.csv`` (SB3's log), ``curve.json`` (every training episode's
 reward and learning gain), ``eval/episodes.jsonl``. SB3's metrics go to the W&B run of
-:func:`train.common.start_wandb` through a logger output (:func:`wandb_output_format`), offline by default.
+:func:`tutorzoo.train.common.start_wandb` through a logger output (:func:`wandb_output_format`), offline by default.
 
 The trained policy plays in the harness as :class:`PPOTutor`, speaking its acts with the built-in tutors'
 verbaliser::
 
     tutorzoo train ppo --config configs/train/ppo.yaml
-    tutorzoo eval --suite default --split held_out --tutor train.ppo_acts:PPOTutor \\
+    tutorzoo eval --suite default --split held_out --tutor tutorzoo.train.ppo_acts:PPOTutor \\
         --tutor-arg path=runs/train/ppo__default__0/policy.zip --tutor socratic --tutor random --out runs/ppo_eval
 """
 
@@ -33,13 +33,13 @@ import gymnasium as gym
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.tutor.base import ActTutor
-from envs.act_features import ActFeatures, ActFeatureWrapper, act_from_vector
-from envs.acts import TutorAct
-from envs.config import EpisodeSpec
-from envs.errors import ConfigError
-from envs.tasks.base import Task
-from train.common import RecipeConfig, finish_wandb, start_wandb, write_results
+from tutorzoo.agents.tutor.base import ActTutor
+from tutorzoo.envs.act_features import ActFeatures, ActFeatureWrapper, act_from_vector
+from tutorzoo.envs.acts import TutorAct
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.tasks.base import Task
+from tutorzoo.train.common import RecipeConfig, finish_wandb, start_wandb, write_results
 
 RECIPE = "ppo"
 
@@ -100,7 +100,7 @@ class Config(RecipeConfig):
 # ---------------------------------------------------------------------------------------------------- specs
 def load_specs(suite: str, split: str, task_sets: list[str] | None = None) -> list[EpisodeSpec]:
     """The suite's specs of ``split``, optionally only those of ``task_sets`` (an empty result is an error)."""
-    from eval.suite import load_suite
+    from tutorzoo.eval.suite import load_suite
 
     specs = load_suite(suite).specs(split)
     if task_sets is not None:
@@ -112,7 +112,7 @@ def load_specs(suite: str, split: str, task_sets: list[str] | None = None) -> li
 
 def make_reward(cfg: Config) -> Any | None:
     """The env's reward model: None (learning gain) or a :class:`rewards.Rubric`."""
-    from rewards import Rubric, load_rubric
+    from tutorzoo.rewards import Rubric, load_rubric
 
     if cfg.reward_terms:
         return Rubric(cfg.reward_terms, name="ppo_inline")
@@ -142,7 +142,7 @@ class SpecSamplingTutorEnv(gym.Env):
         self.fresh_seeds = fresh_seeds
         self.allow_end = allow_end
         self.observation_space = ActFeatures.space()
-        from envs.spaces import tutor_action_space
+        from tutorzoo.envs.spaces import tutor_action_space
 
         self.action_space = tutor_action_space("act")
         self._envs: dict[str, ActFeatureWrapper] = {}
@@ -152,8 +152,8 @@ class SpecSamplingTutorEnv(gym.Env):
         self.spec: EpisodeSpec | None = None
 
     def _env_for(self, spec: EpisodeSpec) -> ActFeatureWrapper:
-        import envs  # noqa: F401 - registers the Gymnasium ids
-        from agents.student import SimulatedStudent
+        from tutorzoo import envs  # noqa: F401 - registers the Gymnasium ids
+        from tutorzoo.agents.student import SimulatedStudent
 
         key = json.dumps(spec.env_kwargs(), sort_keys=True, default=str)
         env = self._envs.get(key)
@@ -304,7 +304,7 @@ def _trained_allow_end(policy: Path) -> bool:
 
 class PPOTutor(ActTutor):
     """A trained act policy as a harness tutor: features from what it observes, an act from the policy, words
-    from the built-in verbaliser (:func:`envs.act_text.verbalise_act`).
+    from the built-in verbaliser (:func:`tutorzoo.envs.act_text.verbalise_act`).
 
     Example::
 
@@ -346,10 +346,10 @@ def evaluate(policy_path: Path, specs: list[EpisodeSpec], reference_tutors: list
              allow_end: bool = True) -> dict[str, Any]:
     """PPO and the reference tutors on the same specs; learning gain per tutor (overall and per task set),
     with 95% bootstrap CIs and paired differences; records in ``out_dir/episodes.jsonl``."""
-    from agents.student import SimulatedStudent
-    from agents.tutor.registry import make_tutor
-    from eval.metrics.stats import bootstrap_mean_ci
-    from eval.rollout import JsonlWriter, run_specs
+    from tutorzoo.agents.student import SimulatedStudent
+    from tutorzoo.agents.tutor.registry import make_tutor
+    from tutorzoo.eval.metrics.stats import bootstrap_mean_ci
+    from tutorzoo.eval.rollout import JsonlWriter, run_specs
 
     tutors = {"ppo": PPOTutor(path=policy_path, allow_end=allow_end), **{n: make_tutor(n) for n in reference_tutors}}
     gains: dict[str, list[float]] = {}
@@ -410,18 +410,18 @@ def write_ppo_card(out_dir: Path, cfg: Config, results: dict) -> Path:
     """``README.md`` next to ``policy.zip``: what the policy is, how to play it, what it scored (no secrets)."""
     import yaml
 
-    from eval.tracking import scrub_secrets
+    from tutorzoo.eval.tracking import scrub_secrets
 
     policy = out_dir / "policy.zip"
     lines = [
         "---", "library_name: stable-baselines3", "tags: [tutorzoo, ppo, dialogue-acts]", "---", "",
         f"# TutorZoo dialogue-act tutor: ppo / {cfg.exp} / seed {cfg.seed}", "",
         "A Stable-Baselines3 PPO policy over TutorZoo's `act` action mode (intent x strategy x guidance level x "
-        "knowledge component x end), observing `envs.act_features.ActFeatures` vectors "
+        "knowledge component x end), observing `tutorzoo.envs.act_features.ActFeatures` vectors "
         f"({ActFeatures.size} values: what the tutor observes, never the student's hidden state), trained on the "
         f"`{cfg.suite}` suite's train split.", "",
         "Play it as a tutor (its acts are spoken by the built-in verbaliser):", "", "```bash",
-        f"tutorzoo eval --suite {cfg.suite} --split held_out --tutor train.ppo_acts:PPOTutor "
+        f"tutorzoo eval --suite {cfg.suite} --split held_out --tutor tutorzoo.train.ppo_acts:PPOTutor "
         f"--tutor-arg path={policy} --tutor socratic --tutor random",
         "```", "", "## Results", "", "```json", json.dumps(scrub_secrets(results), indent=2, sort_keys=True), "```",
         "", "## Config", "", "```yaml", yaml.safe_dump(scrub_secrets(cfg.model_dump()), sort_keys=True).rstrip(),

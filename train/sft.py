@@ -1,20 +1,21 @@
 """KMP-LM-style supervised fine-tuning: a LoRA adapter trained on the tutor turns of the corpus.
 
-``run(config)`` loads the base causal LM (building the offline ``small`` model of :mod:`train.tiny_model`
-first when ``build_base`` is set and the folder is missing), loads the corpus of :mod:`train.corpus`
+``run(config)`` loads the base causal LM (building the offline ``small`` model of :mod:`tutorzoo.train.tiny_model`
+first when ``build_base`` is set and the folder is missing), loads the corpus of :mod:`tutorzoo.train.corpus`
 (building it from ``corpus_config`` when missing), and trains with TRL's ``SFTTrainer`` and a PEFT LoRA
-adapter on the ``messages`` column, tokenised here through :class:`agents.backends.chat_render.ChatRenderer` —
+adapter on the ``messages`` column, tokenised here through :class:`tutorzoo.agents.backends.chat_render.ChatRenderer` —
 the rendering inference uses (roles merged, system folded where the template refuses it, the family's BOS) —
 with a per-token ``assistant_masks`` column: the loss covers exactly the tutor's tokens (each assistant message's
 content and its end-of-turn token), never the system prompt, the pre-test summary or the student's turns. The
 mask comes from character offsets of the rendered conversation, so any chat-template family works, with or
 without ``{% generation %}`` markers (Llama-3.x, SmolLM2, Gemma, Phi-3, Qwen3's think blocks stay out of the
-loss). A missing pad token, or one equal to EOS, is replaced as ``pad_token`` says (train.common.fix_pad_token).
+loss). A missing pad token, or one equal to EOS, is replaced as ``pad_token`` says
+(tutorzoo.train.common.fix_pad_token).
 
 Then it saves ``<out_dir>/adapter`` (adapter, tokenizer, model card with the results), evaluates the adapted
 tutor on the suite's held-out split (``eval``; the same specs and seeds as ``tutorzoo eval --split held_out``)
 and, with ``eval.include_base``, the untrained base model too, and writes ``results.json``. Tracking: the
-W&B run of :func:`train.common.start_wandb` (offline unless configured), into which the trainer logs.
+W&B run of :func:`tutorzoo.train.common.start_wandb` (offline unless configured), into which the trainer logs.
 
 On a random-initialised base, ``modules_to_save: [embed_tokens, lm_head]`` trains full copies of the embedding
 and output layers next to the LoRA matrices (saved in the adapter): a random base's token embeddings carry no
@@ -37,8 +38,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from envs.errors import ConfigError
-from train.common import (
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.train.common import (
     PAD_FIELD_DOC,
     LoraSettings,
     RecipeConfig,
@@ -88,7 +89,7 @@ class SFTRecipeConfig(RecipeConfig):
 
     base_model: str = Field(description="Local model folder or hub id with a chat template.")
     build_base: BaseModelBuild | None = Field(default=None, description="Build base_model here when missing.")
-    corpus: str = Field(description="The corpus: a train.corpus out_dir, its dataset folder or corpus.jsonl.")
+    corpus: str = Field(description="The corpus: a tutorzoo.train.corpus out_dir, its dataset folder or corpus.jsonl.")
     corpus_config: str | None = Field(default=None, description="Build the corpus from this config when missing.")
     lora: LoraSettings = Field(default_factory=LoraSettings)
     init_adapter: str | None = Field(
@@ -121,7 +122,7 @@ def ensure_base(cfg: SFTRecipeConfig) -> str:
     path = Path(cfg.base_model)
     if path.exists() or cfg.build_base is None:
         return cfg.base_model
-    from train.tiny_model import build_tiny_model
+    from tutorzoo.train.tiny_model import build_tiny_model
 
     b = cfg.build_base
     build_tiny_model(path, seed=b.seed, vocab_size=b.vocab_size, corpus_episodes=b.corpus_episodes, size=b.size)
@@ -130,8 +131,8 @@ def ensure_base(cfg: SFTRecipeConfig) -> str:
 
 def ensure_corpus(cfg: SFTRecipeConfig) -> Any:
     """The corpus dataset; built with ``cfg.corpus_config`` into ``cfg.corpus`` when it is missing."""
-    from train.corpus import CorpusConfig, load_corpus
-    from train.corpus import run as build_corpus
+    from tutorzoo.train.corpus import CorpusConfig, load_corpus
+    from tutorzoo.train.corpus import run as build_corpus
 
     path = Path(cfg.corpus)
     if not path.exists():
@@ -159,7 +160,7 @@ def tokenize_conversations(dataset: Any, renderer: Any, max_length: int | None =
 
         rows = tokenize_conversations(training_dataset(corpus), chat_renderer(tokenizer), max_length=2048)
     """
-    from agents.backends.chat_render import RenderError
+    from tutorzoo.agents.backends.chat_render import RenderError
 
     def one(example: dict, index: int) -> dict:
         try:

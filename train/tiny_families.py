@@ -12,8 +12,9 @@ Families (:data:`FAMILIES`): ``qwen2_5``, ``qwen3``, ``llama3_2``, ``gemma2``, `
 
 Example::
 
-    from train.tiny_families import build_family_model
-    path = build_family_model("gemma2", "models/tiny-gemma2")   # or: python -m train.tiny_families --family gemma2
+    from tutorzoo.train.tiny_families import build_family_model
+    path = build_family_model("gemma2", "models/tiny-gemma2")   # or: python -m tutorzoo.train.tiny_families --family
+    gemma2
     backend = make_backend(f"hf:{path}")
 """
 
@@ -88,7 +89,7 @@ def family_template(family: Family) -> str:
 
 @functools.cache
 def _texts(episodes: int) -> tuple[str, ...]:
-    from train.tiny_model import corpus_texts
+    from tutorzoo.train.tiny_model import corpus_texts
 
     return tuple(corpus_texts(episodes))
 
@@ -132,7 +133,7 @@ def build_family_model(name: str, out_dir: str | Path, seed: int = 0, vocab_size
     import transformers
     from transformers import AutoModelForCausalLM, GenerationConfig
 
-    from train.tiny_model import save_seeded_model
+    from tutorzoo.train.tiny_model import save_seeded_model
 
     if name not in FAMILIES:
         raise ValueError(f"unknown family {name!r}; known: {sorted(FAMILIES)}")

@@ -9,8 +9,8 @@ The directory loads like any Hugging Face model: ``AutoTokenizer`` / ``AutoModel
 
 Example::
 
-    from train.tiny_model import build_tiny_model
-    path = build_tiny_model("models/tiny", seed=0)        # or: python -m train.tiny_model --out models/tiny
+    from tutorzoo.train.tiny_model import build_tiny_model
+    path = build_tiny_model("models/tiny", seed=0)        # or: python -m tutorzoo.train.tiny_model --out models/tiny
     backend = make_backend(f"hf:{path}")
 """
 
@@ -60,11 +60,11 @@ def corpus_texts(n_episodes: int = 36, seed: int = 0) -> list[str]:
         texts = corpus_texts(6)
         assert any("The answer is" in t for t in texts)
     """
-    from agents.student import SimulatedStudent
-    from agents.tutor import make_tutor
-    from envs import tutoring_v0
-    from envs.config import EpisodeSpec
-    from eval.rollout import run_episode
+    from tutorzoo.agents.student import SimulatedStudent
+    from tutorzoo.agents.tutor import make_tutor
+    from tutorzoo.envs import tutoring_v0
+    from tutorzoo.envs.config import EpisodeSpec
+    from tutorzoo.eval.rollout import run_episode
 
     texts: list[str] = []
     for i in range(n_episodes):
@@ -148,7 +148,7 @@ def build_tiny_model(out_dir: str | Path, seed: int = 0, vocab_size: int = 2000,
 def save_seeded_model(build: Callable[[], Any], seed: int, generation: Any, tokenizer: Any,
                       out_dir: str | Path) -> Path:
     """``build()`` a model with its weights drawn from ``seed``, give it ``generation`` (a GenerationConfig) and
-    save it with ``tokenizer`` to ``out_dir``; returns the path. Shared by :mod:`train.tiny_families`."""
+    save it with ``tokenizer`` to ``out_dir``; returns the path. Shared by :mod:`tutorzoo.train.tiny_families`."""
     import torch
 
     # fork_rng: the init draws from torch's global generator; the caller's random state is left as it was
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> None:
 
     missing = [m for m in ("torch", "transformers", "tokenizers") if importlib.util.find_spec(m) is None]
     if missing:  # before any work, with the extra that installs them
-        sys.exit(f"python -m train.tiny_model needs {', '.join(missing)}: pip install -e '.[hf]' (or make install)")
+        sys.exit(f"python -m tutorzoo.train.tiny_model needs {', '.join(missing)}: pip install 'tutorzoo[hf]'")
     path = build_tiny_model(args.out, seed=args.seed, vocab_size=args.vocab_size,
                             corpus_episodes=args.corpus_episodes, size=args.size)
     print(f"tiny model written to {path}")

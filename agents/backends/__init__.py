@@ -9,13 +9,13 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from agents.backends.base import BackendError, ChatBackend, GenerationConfig, GenerationResult
-from envs.errors import ConfigError
+from tutorzoo.agents.backends.base import BackendError, ChatBackend, GenerationConfig, GenerationResult
+from tutorzoo.envs.errors import ConfigError
 
 # prefix -> "module:Class"; the class takes the part after the prefix as its first argument.
 BACKENDS: dict[str, str] = {
-    "hf": "agents.backends.hf:HFBackend",
-    "openai": "agents.backends.openai_compat:OpenAIBackend",
+    "hf": "tutorzoo.agents.backends.hf:HFBackend",
+    "openai": "tutorzoo.agents.backends.openai_compat:OpenAIBackend",
 }
 
 

@@ -1,4 +1,4 @@
-"""A local Hugging Face causal LM as a :class:`~agents.backends.base.ChatBackend` (batched, reproducible).
+"""A local Hugging Face causal LM as a :class:`~tutorzoo.agents.backends.base.ChatBackend` (batched, reproducible).
 
 Any causal LM directory or hub id that ``transformers`` loads and whose tokenizer has a chat template works;
 an optional PEFT adapter (LoRA) is loaded on top and merged for speed. Conversations are rendered with the
@@ -23,7 +23,8 @@ left padding.
 - **Failures are per conversation**: a malformed conversation, a prompt that cannot fit, or an error while
   generating (a chunk that fails is retried one conversation at a time) give that conversation a result
   with ``text=None`` and ``error``; the others are unaffected. A tokenizer without a pad token pads with EOS.
-- **Any chat-template family**: prompts go through :class:`~agents.backends.chat_render.ChatRenderer` (same-role
+- **Any chat-template family**: prompts go through :class:`~tutorzoo.agents.backends.chat_render.ChatRenderer`
+(same-role
   runs merged, the system prompt folded into the first user turn where the template refuses one, a pinned
   ``date_string``, ``enable_thinking=False`` unless set, the family's BOS kept); generation stops on every
   end-of-turn token of the tokenizer, template and ``generation_config``; reasoning blocks
@@ -46,9 +47,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.backends.base import GenerationConfig, GenerationResult
-from agents.backends.chat_render import PINNED_DATE, ChatRenderer
-from envs.errors import ConfigError
+from tutorzoo.agents.backends.base import GenerationConfig, GenerationResult
+from tutorzoo.agents.backends.chat_render import PINNED_DATE, ChatRenderer
+from tutorzoo.envs.errors import ConfigError
 
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32, "fp32": torch.float32,
@@ -145,7 +146,7 @@ class HFBackend:
         self.dtype = _pick_dtype(dtype, self.device)
         self.batch_size = batch_size
         where = f"HF model {path_or_id!r}"
-        fix = ("give a local model directory (build the tiny one with `python -m train.tiny_model --out "
+        fix = ("give a local model directory (build the tiny one with `python -m tutorzoo.train.tiny_model --out "
                "models/tiny`) or a hub id that is in the local cache (HF_HUB_OFFLINE=1 forbids downloads)")
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(path_or_id)

@@ -6,7 +6,7 @@ itself (logged, counted in :attr:`OpenAIBackend.stats`, deterministic exponentia
 4xx answers (400, 401, 403, 404, 422) cannot be fixed by waiting: the result's ``error`` names the fix at once.
 A request that still fails has ``text=None`` and ``error`` set; :meth:`generate` never raises for one.
 
-Messages go out through the shared conversation shaping (:mod:`agents.backends.chat_render`): runs of one role
+Messages go out through the shared conversation shaping (:mod:`tutorzoo.agents.backends.chat_render`): runs of one role
 are merged (servers that apply Gemma-style templates demand alternation), ``fold_system=True`` folds the system
 prompt into the first user turn (for a served model whose template refuses a system role), and
 ``chat_template_kwargs`` (e.g. ``{"enable_thinking": false}`` for Qwen3 on vLLM/SGLang) is sent to servers that
@@ -34,10 +34,10 @@ from typing import Any
 
 import openai
 
-from agents.backends.base import GenerationConfig, GenerationResult
-from agents.backends.cache import ResponseCache
-from agents.backends.chat_render import fold_system, merge_roles, strip_reasoning
-from envs.errors import ConfigError
+from tutorzoo.agents.backends.base import GenerationConfig, GenerationResult
+from tutorzoo.agents.backends.cache import ResponseCache
+from tutorzoo.agents.backends.chat_render import fold_system, merge_roles, strip_reasoning
+from tutorzoo.envs.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class _Retryable(Exception):
 
 
 class OpenAIBackend:
-    """:class:`~agents.backends.base.ChatBackend` over ``POST {base_url}/chat/completions``.
+    """:class:`~tutorzoo.agents.backends.base.ChatBackend` over ``POST {base_url}/chat/completions``.
 
     Args:
         model: the model name the endpoint serves.
@@ -65,7 +65,7 @@ class OpenAIBackend:
         max_concurrency: most requests in flight at once, over all threads using this backend.
         max_retries: further attempts after the first one fails retryably.
         timeout: seconds one attempt may take.
-        cache_dir: a directory for the response cache (:mod:`agents.backends.cache`); None disables it.
+        cache_dir: a directory for the response cache (:mod:`tutorzoo.agents.backends.cache`); None disables it.
         backoff: the first retry waits ``backoff`` seconds, each later one twice the previous.
     """
 

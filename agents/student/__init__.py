@@ -2,15 +2,15 @@
 
 Example::
 
-    from agents.student import SimulatedStudent, load_personas
+    from tutorzoo.agents.student import SimulatedStudent, load_personas
     student = SimulatedStudent("all_round_asks_for_hint")
     student.reset(seed=0)
 """
 
 from __future__ import annotations
 
-from agents.student.llm import LLMStudent
-from agents.student.model import (
+from tutorzoo.agents.student.llm import LLMStudent
+from tutorzoo.agents.student.model import (
     Answer,
     Plan,
     StudentState,
@@ -22,9 +22,9 @@ from agents.student.model import (
     respond,
     snapshot,
 )
-from agents.student.personas import Persona, PersonaDistribution, get_persona, load_distribution, load_personas
-from agents.student.policy import SimulatedStudent
-from agents.student.verbaliser import TemplateVerbaliser
+from tutorzoo.agents.student.personas import Persona, PersonaDistribution, get_persona, load_distribution, load_personas
+from tutorzoo.agents.student.policy import SimulatedStudent
+from tutorzoo.agents.student.verbaliser import TemplateVerbaliser
 
 __all__ = [
     "Answer",

@@ -4,11 +4,11 @@
   the persona's traits; it sees the env's student-side chat (test items with their options, the tutor's turns
   as ``user``, its own as ``assistant``), answers the tests itself (``... The answer is (X).``; the env grades
   the text) and talks in the dialogue. Its dialogue turns are plain text, so the env labels them neutrally;
-  their SID labels come from an annotator pass afterwards (the rule-based :mod:`envs.annotate_student` or the
+  their SID labels come from an annotator pass afterwards (the rule-based :mod:`tutorzoo.envs.annotate_student` or the
   LLM annotator), as for any student whose mind we cannot read. A reply the backend fails to produce raises
   :class:`StudentBackendError`, which the rollout records as the episode's failure.
-- ``mode="hybrid"``: a :class:`~agents.student.SimulatedStudent` decides what the student knows, means and
-  answers — its test answers and its dialogue :class:`~envs.acts.StudentTurn` labels are kept as they are —
+- ``mode="hybrid"``: a :class:`~tutorzoo.agents.student.SimulatedStudent` decides what the student knows, means and
+  answers — its test answers and its dialogue :class:`~tutorzoo.envs.acts.StudentTurn` labels are kept as they are —
   and the model only rewords the dialogue utterance (``agents/prompts/student_hybrid.txt``: the plan's
   template text, the tutor's last words and the persona's voice). A rewording that fails, is empty, too long,
   or changes the numbers stated (or whether the task's answer is stated) is dropped for the template text and
@@ -34,12 +34,12 @@ from typing import Literal
 
 import numpy as np
 
-from agents.backends.base import ChatBackend, GenerationConfig
-from agents.student.personas import Persona, PersonaDistribution, get_persona
-from agents.student.policy import SimulatedStudent
-from envs.acts import StudentTurn
-from envs.errors import ConfigError
-from envs.grading import mentions_value, number_mentions
+from tutorzoo.agents.backends.base import ChatBackend, GenerationConfig
+from tutorzoo.agents.student.personas import Persona, PersonaDistribution, get_persona
+from tutorzoo.agents.student.policy import SimulatedStudent
+from tutorzoo.envs.acts import StudentTurn
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.grading import mentions_value, number_mentions
 
 PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 MODES = ("llm", "hybrid")
@@ -230,7 +230,7 @@ STUDENT_KINDS = ("simulated", "llm", "hybrid")
 
 def make_student_factory(spec: str = "simulated", **backend_kwargs: object) -> Callable[[str], object]:
     """A ``make_student(persona) -> student`` for rollouts, eval and GRPO, from ``simulated``, ``llm:<backend>``
-    or ``hybrid:<backend>`` (``<backend>`` as :func:`agents.backends.make_backend` takes it, e.g.
+    or ``hybrid:<backend>`` (``<backend>`` as :func:`tutorzoo.agents.backends.make_backend` takes it, e.g.
     ``hf:models/student`` or ``openai:gpt-4o-mini``). The backend is built once and shared by every episode's
     student; ``backend_kwargs`` go to it (``threads``, ``base_url``, ``enable_thinking``...), except
     ``max_new_tokens`` and ``temperature``, which set the student's sampling.
@@ -240,7 +240,7 @@ def make_student_factory(spec: str = "simulated", **backend_kwargs: object) -> C
         make_student = make_student_factory("llm:hf:models/tiny", threads=1)
         student = make_student("anxious")        # an LLMStudent voicing the anxious persona
     """
-    from agents.student.policy import SimulatedStudent
+    from tutorzoo.agents.student.policy import SimulatedStudent
 
     kind, _, target = spec.partition(":")
     if kind not in STUDENT_KINDS or (kind == "simulated") == bool(target):
@@ -250,7 +250,7 @@ def make_student_factory(spec: str = "simulated", **backend_kwargs: object) -> C
         if backend_kwargs:
             raise ConfigError(f"student arguments {sorted(backend_kwargs)} need an LLM student (llm:<backend>)")
         return SimulatedStudent
-    from agents.backends import make_backend
+    from tutorzoo.agents.backends import make_backend
 
     sampling = {k: backend_kwargs.pop(k) for k in ("max_new_tokens", "temperature") if k in backend_kwargs}
     backend = make_backend(target, **backend_kwargs)

@@ -66,7 +66,7 @@ prerequisite readiness (questions :math:`0.3 + 0.7 r`, telling :math:`0.6 + 0.4 
 ``discipline_transfer``) whose disciplines include a link of :math:`k` multiplies :math:`w` by 1.5 and gives
 each linked KC :math:`j` the step :math:`(1 - L_j) \min(0.95, 0.8\, T_j\, \zeta (0.2 + 0.8e))`.
 
-**Content, not labels.** In the env every act carries ``act.content`` (:mod:`envs.content`): the component
+**Content, not labels.** In the env every act carries ``act.content`` (:mod:`tutorzoo.envs.content`): the component
 :math:`k` is the one the turn's *checked* content works on (``None``: off topic, whatever its cue words);
 question mode needs a gradeable question on :math:`k`, whose demand (recall 0, apply 1, explain 2, transfer 3)
 sets :math:`D`; explain mode needs a true statement on :math:`k` (two or more: a worked example, :math:`w` x1.6),
@@ -112,7 +112,7 @@ sense only with the others. What is not the model lives elsewhere: the persona p
 Example::
 
     import numpy as np
-    from agents.student.model import init_state, respond
+    from tutorzoo.agents.student.model import init_state, respond
     state = init_state(task, persona, np.random.default_rng(0))
     plan = respond(state, act, np.random.default_rng(1))
 """
@@ -125,10 +125,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents.student.personas import Persona
-from envs.acts import TutorAct
-from envs.labels import BLOOM_LEVELS, GUIDANCE_TO_BLOOM
-from envs.tasks.base import Item, KCLink, KnowledgeComponent, Misconception, Task
+from tutorzoo.agents.student.personas import Persona
+from tutorzoo.envs.acts import TutorAct
+from tutorzoo.envs.labels import BLOOM_LEVELS, GUIDANCE_TO_BLOOM
+from tutorzoo.envs.tasks.base import Item, KCLink, KnowledgeComponent, Misconception, Task
 
 BASE_LEARN = 0.35
 ACTIVE, SUPPRESSED, REPAIRED = "active", "suppressed", "repaired"

@@ -18,7 +18,7 @@ the same field (the composition would silently depend on the axis order). A dist
 
 Example::
 
-    from agents.student.personas import get_persona, load_distribution
+    from tutorzoo.agents.student.personas import get_persona, load_distribution
     import numpy as np
     get_persona("weak_knowledge_asks_for_hint").help_seeking
     load_distribution("default").sample(np.random.default_rng(0)).prior_knowledge
@@ -35,10 +35,10 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from envs.config import read_yaml_mapping
-from envs.errors import ConfigError
-from envs.resources import config_dir
-from envs.tasks.base import Bloom
+from tutorzoo.envs.config import read_yaml_mapping
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.resources import config_dir
+from tutorzoo.envs.tasks.base import Bloom
 
 PERSONA_DIR = config_dir("personas")
 

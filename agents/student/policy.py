@@ -23,11 +23,19 @@ from functools import lru_cache
 
 import numpy as np
 
-from agents.student.model import StudentState, answer_item, begin_posttest, init_state, open_dialogue, respond, snapshot
-from agents.student.personas import Persona, PersonaDistribution, get_persona
-from envs.acts import StudentTurn, TutorAct
-from envs.labels import BLOOM_LEVELS
-from envs.tasks.base import Item, Task
+from tutorzoo.agents.student.model import (
+    StudentState,
+    answer_item,
+    begin_posttest,
+    init_state,
+    open_dialogue,
+    respond,
+    snapshot,
+)
+from tutorzoo.agents.student.personas import Persona, PersonaDistribution, get_persona
+from tutorzoo.envs.acts import StudentTurn, TutorAct
+from tutorzoo.envs.labels import BLOOM_LEVELS
+from tutorzoo.envs.tasks.base import Item, Task
 
 PHASES = ("pretest", "dialogue", "posttest")
 
@@ -42,7 +50,7 @@ class SimulatedStudent:
     reads_observation = False  # it acts from info (the task, the item, the tutor's act): the env builds no observation
 
     def __init__(self, persona: Persona | PersonaDistribution | str, verbaliser: object | None = None) -> None:
-        from agents.student.verbaliser import TemplateVerbaliser
+        from tutorzoo.agents.student.verbaliser import TemplateVerbaliser
 
         self.source = get_persona(persona) if isinstance(persona, str) else persona
         if not isinstance(self.source, (Persona, PersonaDistribution)):
@@ -77,7 +85,7 @@ class SimulatedStudent:
     def _start(self, info: dict) -> StudentState:
         task = info.get("task")
         if not isinstance(task, Task):
-            raise ValueError(f"info['task'] must be the full envs.tasks.base.Task, got {type(task).__name__}; "
+            raise ValueError(f"info['task'] must be the full tutorzoo.envs.tasks.base.Task, got {type(task).__name__}; "
                              "the env must pass the Task object to the student, not its public view")
         if self._seed is not None:  # nothing is drawn before this: the streams start here, per episode identity
             identity = f"{task.task_set}/{task.id}/{self.source.name}"

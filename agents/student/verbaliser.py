@@ -1,4 +1,5 @@
-"""The template verbaliser: turns a :class:`~agents.student.model.Plan` or a test answer into the student's text.
+"""The template verbaliser: turns a :class:`~tutorzoo.agents.student.model.Plan` or a test answer into the student's
+text.
 
 Phrasings live in ``templates.yaml`` beside this file. The persona shapes the voice: the current affect picks
 the tone of the opener (anxious / confident / neutral), ``verbosity`` decides how often an opener, an
@@ -31,10 +32,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from agents.student.model import Answer, Plan, StudentState, nudge_answer
-from envs.errors import ConfigError
-from envs.grading import _NUMBER_WORDS, number_mentions, parse_number
-from envs.tasks.base import Item
+from tutorzoo.agents.student.model import Answer, Plan, StudentState, nudge_answer
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.grading import _NUMBER_WORDS, number_mentions, parse_number
+from tutorzoo.envs.tasks.base import Item
 
 TEMPLATES = Path(__file__).with_name("templates.yaml")
 PLACEHOLDERS = frozenset({

@@ -1,8 +1,8 @@
 """Tutor policies: built-in rule-based tutors and the registry that resolves names and import paths."""
 
-from agents.tutor.base import ActTutor, TutorPolicy
-from agents.tutor.builtin import LecturerTutor, RandomTutor, SocraticTutor
-from agents.tutor.registry import BUILTIN_TUTORS, TUTORS, make_tutor
+from tutorzoo.agents.tutor.base import ActTutor, TutorPolicy
+from tutorzoo.agents.tutor.builtin import LecturerTutor, RandomTutor, SocraticTutor
+from tutorzoo.agents.tutor.registry import BUILTIN_TUTORS, TUTORS, make_tutor
 
 __all__ = [
     "BUILTIN_TUTORS", "ActTutor", "LecturerTutor", "RandomTutor", "SocraticTutor", "TUTORS", "TutorPolicy",

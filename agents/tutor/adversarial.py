@@ -8,7 +8,7 @@ it below the ``socratic`` tutor. They read only what any tutor sees (``info["tas
 
 Example::
 
-    from agents.tutor.adversarial import ADVERSARIAL_TUTORS
+    from tutorzoo.agents.tutor.adversarial import ADVERSARIAL_TUTORS
     tutor = ADVERSARIAL_TUTORS["adv_question_spam"]()
     tutor.reset(seed=0)
 """
@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from envs.annotate import END_MARKER
+from tutorzoo.envs.annotate import END_MARKER
 
 _NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?(?:/\d+)?")
 

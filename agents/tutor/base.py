@@ -1,13 +1,14 @@
-"""The act-speaking base of the built-in rule-based tutors (the tutor protocol: :class:`envs.protocols.Tutor`)."""
+"""The act-speaking base of the built-in rule-based tutors (the tutor protocol:
+:class:`tutorzoo.envs.protocols.Tutor`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from envs.act_text import verbalise_act
-from envs.acts import TutorAct
-from envs.protocols import Tutor
-from envs.tasks.base import Task
+from tutorzoo.envs.act_text import verbalise_act
+from tutorzoo.envs.acts import TutorAct
+from tutorzoo.envs.protocols import Tutor
+from tutorzoo.envs.tasks.base import Task
 
 # The tutor protocol is defined beside the engine that drives it; the old name stays for the callers using it.
 TutorPolicy = Tutor
@@ -56,7 +57,7 @@ class ActTutor:
 
 def task_from_view(view: dict) -> Task:
     """A :class:`Task` holding what the tutor's public view holds (test items are not part of it)."""
-    from envs.tasks.base import Item
+    from tutorzoo.envs.tasks.base import Item
 
     placeholder = (Item(id="hidden", stem="(not shown to the tutor)", answer=view["answer"],
                         kcs=(view["knowledge_components"][0]["id"],)),)

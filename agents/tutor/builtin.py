@@ -1,22 +1,22 @@
 """The built-in rule-based tutors: ``socratic`` (adaptive expert), ``lecturer`` (explains, tells), ``random``.
 
 All three decide a dialogue act each turn and speak through the same template verbaliser
-(:mod:`envs.act_text`), so they differ only in *what* they choose — which is what the benchmark ranks.
+(:mod:`tutorzoo.envs.act_text`), so they differ only in *what* they choose — which is what the benchmark ranks.
 """
 
 from __future__ import annotations
 
 import re
 
-from agents.tutor.base import ActTutor
-from envs.act_text import verbalise_act
-from envs.acts import TutorAct
-from envs.annotate import END_MARKER
-from envs.content import ContentReader
-from envs.labels import INTENTS, STRATEGIES
-from envs.leak import AnswerKey, find_leaks
-from envs.spaces import ACT_NVEC, decode_tutor_features
-from envs.tasks.base import KnowledgeComponent, Task
+from tutorzoo.agents.tutor.base import ActTutor
+from tutorzoo.envs.act_text import verbalise_act
+from tutorzoo.envs.acts import TutorAct
+from tutorzoo.envs.annotate import END_MARKER
+from tutorzoo.envs.content import ContentReader
+from tutorzoo.envs.labels import INTENTS, STRATEGIES
+from tutorzoo.envs.leak import AnswerKey, find_leaks
+from tutorzoo.envs.spaces import ACT_NVEC, decode_tutor_features
+from tutorzoo.envs.tasks.base import KnowledgeComponent, Task
 
 _WORDS = re.compile(r"[a-z0-9/.\-]+")
 _LEVELS = ("L1", "L2", "L3")

@@ -16,8 +16,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from agents.backends.base import ChatBackend, GenerationConfig
-from envs.protocols import PartialBatchError as PartialBatchError  # defined beside the engine that reads it
+from tutorzoo.agents.backends.base import ChatBackend, GenerationConfig
+from tutorzoo.envs.protocols import PartialBatchError as PartialBatchError  # defined beside the engine that reads it
 
 
 class TutorBackendError(RuntimeError):

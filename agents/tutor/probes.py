@@ -8,7 +8,7 @@ purpose (the strongest form of teaching to the test).
 
 Example::
 
-    from agents.tutor.probes import PROBES
+    from tutorzoo.agents.tutor.probes import PROBES
     tutor = PROBES["probe_wrong_numbers"]()
     tutor.reset(seed=0)
 """
@@ -19,10 +19,10 @@ import re
 
 import numpy as np
 
-from agents.tutor.adversarial import _AdversarialTutor
-from agents.tutor.builtin import SocraticTutor
-from envs.annotate import END_MARKER
-from envs.tasks.base import Task
+from tutorzoo.agents.tutor.adversarial import _AdversarialTutor
+from tutorzoo.agents.tutor.builtin import SocraticTutor
+from tutorzoo.envs.annotate import END_MARKER
+from tutorzoo.envs.tasks.base import Task
 
 _NUM = re.compile(r"(?<![\w.])(\d+)(?:\.(\d+))?(?![\w.])")
 _NOUNS = ("table", "river", "window", "garden", "pencil", "cloud", "horse", "bridge", "lamp", "orange")
@@ -140,7 +140,7 @@ class OtherTaskMaterial(SocraticTutor):
 
 
 def _other_task(view: dict) -> Task | None:
-    from envs.tasks import get_task_set
+    from tutorzoo.envs.tasks import get_task_set
 
     try:
         ts = get_task_set(view["task_set"])
@@ -259,7 +259,7 @@ class OwnWordsTeacher(_Plain):
 def _own_math(task: dict, kc: dict, rng: np.random.Generator, ask: bool) -> str:
     """A fresh case of one of the task's kinds that exercises ``kc``: worked as a chain of equations (and set
     against a wrong rule's result when the kind has one), or asked as a question."""
-    from envs.tasks.math.taskset import family
+    from tutorzoo.envs.tasks.math.taskset import family
 
     fam = family(task["id"])
     kinds = [k for k in (fam.main, *fam.probes) if kc["id"] in k.kcs] or [fam.main]
@@ -292,7 +292,7 @@ class BareSocratic(SocraticTutor):
 
 
 def _lead_pattern() -> re.Pattern[str]:
-    from envs.act_text import _STRATEGY_LEADS
+    from tutorzoo.envs.act_text import _STRATEGY_LEADS
 
     leads = {lead.split("{")[0].strip() for options in _STRATEGY_LEADS.values() for lead in options}
     alts = [re.escape(lead) for lead in sorted(leads, key=len, reverse=True) if lead]
@@ -327,7 +327,7 @@ def _latex(expr: str) -> str:
 
 
 def _llm_math(task: dict, kc: dict, rng: np.random.Generator, ask: bool) -> str:
-    from envs.tasks.math.taskset import family
+    from tutorzoo.envs.tasks.math.taskset import family
 
     fam = family(task["id"])
     kinds = [k for k in (fam.main, *fam.probes) if kc["id"] in k.kcs] or [fam.main]

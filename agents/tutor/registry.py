@@ -2,7 +2,7 @@
 
 Example::
 
-    from agents.tutor.registry import make_tutor
+    from tutorzoo.agents.tutor.registry import make_tutor
     tutor = make_tutor("socratic")              # a built-in
     tutor = make_tutor("my_pkg.tutors:MyTutor")  # any class with reset(seed) and act(observation, info)
 """
@@ -10,14 +10,14 @@ Example::
 from __future__ import annotations
 
 import difflib
-import importlib
 from collections.abc import Callable
 from typing import Any
 
-from agents.tutor.adversarial import ADVERSARIAL_TUTORS
-from agents.tutor.base import TutorPolicy
-from agents.tutor.builtin import LecturerTutor, RandomTutor, SocraticTutor
-from envs.errors import ConfigError
+from tutorzoo.agents.tutor.adversarial import ADVERSARIAL_TUTORS
+from tutorzoo.agents.tutor.base import TutorPolicy
+from tutorzoo.agents.tutor.builtin import LecturerTutor, RandomTutor, SocraticTutor
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.import_path import import_user_module
 
 BUILTIN_TUTORS: dict[str, Callable[..., TutorPolicy]] = {
     "socratic": SocraticTutor,
@@ -41,20 +41,20 @@ def make_tutor(name: str, **kwargs: Any) -> TutorPolicy:
         # trained policy); a built-in takes only the options its constructor names
         return TUTORS[name](**_accepted(TUTORS[name], kwargs))
     if name.startswith(MODEL_PREFIXES):
-        from agents.backends import make_backend
-        from agents.backends.base import GenerationConfig
-        from agents.tutor.llm import LLMTutor
+        from tutorzoo.agents.backends import make_backend
+        from tutorzoo.agents.backends.base import GenerationConfig
+        from tutorzoo.agents.tutor.llm import LLMTutor
 
         gen = {k: kwargs.pop(k) for k in ("max_new_tokens", "temperature", "top_p") if k in kwargs}
         return LLMTutor(make_backend(name, **kwargs), GenerationConfig(**gen), name=name)
     if ":" in name:
         module_name, _, attr = name.partition(":")
         try:
-            factory = getattr(importlib.import_module(module_name), attr)
+            factory = getattr(import_user_module(module_name), attr)
         except (ImportError, AttributeError) as exc:
             raise ConfigError(
                 f"cannot load tutor {name!r}: {exc}. Give an importable 'package.module:ClassName' "
-                "(the module must be on PYTHONPATH)."
+                "(a module in the current folder, on PYTHONPATH, or installed)."
             ) from exc
         tutor = factory(**kwargs)
         if not isinstance(tutor, TutorPolicy):

@@ -2,7 +2,7 @@
 
 Example::
 
-    from envs.tasks import get_task_set
+    from tutorzoo.envs.tasks import get_task_set
     math = get_task_set("math")
     math.task_ids()[:3]
 """
@@ -13,15 +13,15 @@ import difflib
 import importlib
 from functools import cache
 
-from envs.errors import ConfigError
-from envs.tasks.base import BankQuestion, Item, KCLink, KnowledgeComponent, Misconception, Task, TaskSet
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.tasks.base import BankQuestion, Item, KCLink, KnowledgeComponent, Misconception, Task, TaskSet
 
 # name -> "module:factory"; a factory takes an optional ``path`` (a file or folder of the set's data; ``None``
 # means the data shipped with TutorZoo) and returns a TaskSet.
 TASK_SETS: dict[str, str] = {
-    "math": "envs.tasks.math:MathTaskSet",
-    "stem": "envs.tasks.stem:StemTaskSet",
-    "mcq": "envs.tasks.mcq:McqTaskSet",
+    "math": "tutorzoo.envs.tasks.math:MathTaskSet",
+    "stem": "tutorzoo.envs.tasks.stem:StemTaskSet",
+    "mcq": "tutorzoo.envs.tasks.mcq:McqTaskSet",
 }
 
 

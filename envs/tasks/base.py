@@ -10,7 +10,7 @@ misconceptions it may hold and what wrong answers they produce.
 
 Example::
 
-    from envs.tasks import get_task_set
+    from tutorzoo.envs.tasks import get_task_set
     import numpy as np
     task = get_task_set("math").build("fraction_addition", np.random.default_rng(0))
     task.pretest[0].stem
@@ -23,7 +23,7 @@ from typing import Literal, Protocol
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from envs.labels import BLOOM_LEVELS, DISCIPLINES, GUIDANCE_LEVELS
+from tutorzoo.envs.labels import BLOOM_LEVELS, DISCIPLINES, GUIDANCE_LEVELS
 
 Discipline = Literal[
     "math", "physics", "chemistry", "biology", "geography", "history", "technology", "art", "language"

@@ -11,7 +11,8 @@ the same item. EducationQ's released data and MMLU-Pro have no twins, so for tho
 the same item, exactly as in EducationQ; TutorZoo's shipped bank has 20 twin pairs.
 
 Bank files (EducationQ's and MMLU-Pro's formats, TutorZoo's bank) are read and written by
-:mod:`envs.tasks.mcq_bank`; :func:`load_bank`, :func:`dump_bank` and the record types are importable from here too.
+:mod:`tutorzoo.envs.tasks.mcq_bank`; :func:`load_bank`, :func:`dump_bank` and the record types are importable from here
+too.
 
 Post-test kinds: a bank whose items lack twins cannot give an isomorphic post-test. A protocol with
 ``posttest: isomorphic`` or ``both`` on such a bank is refused before anything runs
@@ -24,7 +25,7 @@ GPQA are undergraduate to graduate level).
 Example::
 
     import numpy as np
-    from envs.tasks.mcq import McqTaskSet, load_bank
+    from tutorzoo.envs.tasks.mcq import McqTaskSet, load_bank
     bank = McqTaskSet()                        # TutorZoo's shipped bank
     task = bank.build("phys_inertia_a", np.random.default_rng(0))
     task.posttest[0].id                        # 'phys_inertia_b', the isomorphic twin
@@ -41,9 +42,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from envs.errors import ConfigError, DatasetError
-from envs.tasks.base import BankQuestion, Item, KCLink, KnowledgeComponent, Misconception, Task
-from envs.tasks.mcq_bank import (
+from tutorzoo.envs.errors import ConfigError, DatasetError
+from tutorzoo.envs.tasks.base import BankQuestion, Item, KCLink, KnowledgeComponent, Misconception, Task
+from tutorzoo.envs.tasks.mcq_bank import (
     DATA_DIR,
     DEFAULT_BANK,
     EXTERNAL_GRADE,
@@ -122,7 +123,7 @@ class McqTaskSet:
     Example::
 
         import numpy as np
-        from envs.tasks import get_task_set
+        from tutorzoo.envs.tasks import get_task_set
         mcq = get_task_set("mcq")
         task = mcq.build(mcq.task_ids()[0], np.random.default_rng(0))
     """

@@ -1,6 +1,6 @@
 """Multiple-choice question banks as files: :class:`McqRecord` (one question, format-neutral), :func:`load_bank` and
 :func:`dump_bank`, with errors that name the file, the record and the fix. The task set built on a bank is
-:mod:`envs.tasks.mcq`.
+:mod:`tutorzoo.envs.tasks.mcq`.
 
 Bank formats, detected from the first record's keys (or forced with ``format=``):
 
@@ -19,7 +19,7 @@ Externally loaded items carry no grade (the task set takes them as grade :data:`
 
 Example::
 
-    from envs.tasks.mcq_bank import dump_bank, load_bank
+    from tutorzoo.envs.tasks.mcq_bank import dump_bank, load_bank
     records = load_bank("mmlu_pro_test.jsonl")   # any local EducationQ or MMLU-Pro file
     dump_bank(records, "bank.json")              # EducationQ's format
 """
@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from envs.errors import DatasetError
-from envs.jsonl_lines import jsonl_values
+from tutorzoo.envs.errors import DatasetError
+from tutorzoo.envs.jsonl_lines import jsonl_values
 
 DATA_DIR = Path(__file__).parent / "data"
 DEFAULT_BANK = DATA_DIR / "mcq_bank.json"

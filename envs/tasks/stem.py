@@ -1,15 +1,17 @@
 """The ``stem`` task set: interdisciplinary STEM lessons for grades 7-9, one YAML file per lesson.
 
 SID's benchmark rests on 48 interdisciplinary lesson plans; TutorZoo ships its own 48 in
-``configs/lessons/NN_<lesson_id>.yaml``. A lesson file holds exactly the fields of :class:`envs.tasks.base.Task`
+``configs/lessons/NN_<lesson_id>.yaml``. A lesson file holds exactly the fields of
+:class:`tutorzoo.envs.tasks.base.Task`
 except ``task_set``, which the loader sets to ``"stem"``; the lesson schema (:class:`Lesson`) also requires the
-checkable content the content reader (:mod:`envs.content`) reads tutor turns against: 3-6 ``facts`` per knowledge
+checkable content the content reader (:mod:`tutorzoo.envs.content`) reads tutor turns against: 3-6 ``facts`` per
+knowledge
 component and at least one ``refutations`` entry per misconception.
 
 Example::
 
     import numpy as np
-    from envs.tasks.stem import StemTaskSet
+    from tutorzoo.envs.tasks.stem import StemTaskSet
     lessons = StemTaskSet()
     task = lessons.build(lessons.task_ids()[0], np.random.default_rng(0))
     task.opening_question
@@ -25,9 +27,9 @@ import numpy as np
 import yaml
 from pydantic import Field, ValidationError, field_validator
 
-from envs.errors import ConfigError, DatasetError
-from envs.resources import config_dir
-from envs.tasks.base import KnowledgeComponent, Misconception, Task
+from tutorzoo.envs.errors import ConfigError, DatasetError
+from tutorzoo.envs.resources import config_dir
+from tutorzoo.envs.tasks.base import KnowledgeComponent, Misconception, Task
 
 DEFAULT_LESSONS_DIR = config_dir("lessons")
 TASK_SET_NAME = "stem"

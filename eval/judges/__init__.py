@@ -1,6 +1,6 @@
 """LLM judges: rubric files, a judge over any chat backend that fails closed, and calibration against labels.
 
-A judge asks a chat model (:mod:`agents.backends`: ``openai:<model>`` for the OpenAI API, vLLM, llama.cpp,
+A judge asks a chat model (:mod:`tutorzoo.agents.backends`: ``openai:<model>`` for the OpenAI API, vLLM, llama.cpp,
 Ollama...; ``hf:<path>`` for a local model) to grade one item against a *rubric*, ``samples`` times, and
 aggregates the replies per criterion. The offline default runs no judge: judge-only metrics are then reported
 as not computed (``{"mean": None, ..., "not_computed": "no judge configured (--judge)"}``), never made up.
@@ -41,7 +41,7 @@ Rubric file format (``eval/judges/rubrics/NAME.yaml``; NAME is the rubric's name
 
 Unknown keys, an unknown criterion ``type``, a ``fail_value`` outside its criterion's range or labels, a
 missing prompt file, a template placeholder that is neither a declared variable nor a built-in, or a declared
-variable the templates never use are a :class:`~envs.errors.ConfigError` naming the file.
+variable the templates never use are a :class:`~tutorzoo.envs.errors.ConfigError` naming the file.
 
 Prompt templates (``eval/judges/prompts/*.txt``; for a rubric file elsewhere, ``prompts/`` beside its folder or
 its own folder): placeholders are ``{identifier}``; every other brace is
@@ -93,7 +93,7 @@ kappa (quadratic-weighted for likert), the mean absolute error (likert) and the 
 
 Python API::
 
-    from eval.judges import Judge, JudgeConfig
+    from tutorzoo.eval.judges import Judge, JudgeConfig
     judge = Judge(JudgeConfig(backend="openai:gpt-4o-mini", base_url="http://127.0.0.1:8000/v1"))
     verdict = judge.judge("sid_rubrics", {"lesson": "...", "transcript": "Student: ...\\nTutor: ..."})
     verdict.values["X-SRG"], verdict.ok
@@ -102,8 +102,16 @@ Python API::
 
 from __future__ import annotations
 
-from eval.judges.judge import Judge, JudgeConfig, Verdict, VerdictError, aggregate, make_judge_config, parse_sample
-from eval.judges.rubric import Criterion, RubricSpec, list_rubrics, load_rubric_spec
+from tutorzoo.eval.judges.judge import (
+    Judge,
+    JudgeConfig,
+    Verdict,
+    VerdictError,
+    aggregate,
+    make_judge_config,
+    parse_sample,
+)
+from tutorzoo.eval.judges.rubric import Criterion, RubricSpec, list_rubrics, load_rubric_spec
 
 __all__ = [
     "Criterion",

@@ -1,11 +1,11 @@
 """Judge calibration: how well a judge agrees with hand-labelled examples, per criterion.
 
-Labelled examples live in ``eval/judges/calibration/RUBRIC.jsonl`` (format in :mod:`eval.judges`). Every
+Labelled examples live in ``eval/judges/calibration/RUBRIC.jsonl`` (format in :mod:`tutorzoo.eval.judges`). Every
 example is judged (one batch per sample round) and compared with its gold values per criterion:
 
 - ``accuracy``: share of examples whose verdict equals the gold value (a mean-aggregated likert verdict is
   rounded to the nearest integer, a half toward the fail value; a binary share to true above 0.5);
-- ``kappa``: Cohen's kappa (:func:`eval.agreement.cohen_kappa`) for binary and choice criteria, the
+- ``kappa``: Cohen's kappa (:func:`tutorzoo.eval.agreement.cohen_kappa`) for binary and choice criteria, the
   quadratic-weighted kappa for likert ones; ``None`` when undefined (both sides constant and equal);
 - ``mae`` and ``pearson`` (likert only): mean absolute error and Pearson's r of the raw verdict values;
 - ``failed_verdicts``: examples with no parsable sample. They stay in the statistics with their fail values,
@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from envs.errors import ConfigError, DatasetError
-from envs.jsonl import json_object_line
-from eval.agreement import cohen_kappa
-from eval.judges.judge import Judge, Verdict
-from eval.judges.rubric import CALIBRATION_DIR, Criterion, RubricSpec
+from tutorzoo.envs.errors import ConfigError, DatasetError
+from tutorzoo.envs.jsonl import json_object_line
+from tutorzoo.eval.agreement import cohen_kappa
+from tutorzoo.eval.judges.judge import Judge, Verdict
+from tutorzoo.eval.judges.rubric import CALIBRATION_DIR, Criterion, RubricSpec
 
 _KEYS = {"id", "variables", "gold", "rationale", "criteria"}
 

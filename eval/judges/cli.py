@@ -23,8 +23,8 @@ from typing import Any
 
 import yaml
 
-from envs.errors import ConfigError, TutorZooError
-from eval.judges.judge import Judge, JudgeConfig, make_judge_config
+from tutorzoo.envs.errors import ConfigError, TutorZooError
+from tutorzoo.eval.judges.judge import Judge, JudgeConfig, make_judge_config
 
 EXIT_OK, EXIT_ERROR = 0, 2
 _CONFIG_KEYS = ("aggregate", "max_new_tokens", "cache_dir")  # --judge-arg keys that are JudgeConfig fields
@@ -99,7 +99,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def cmd_list(args: argparse.Namespace, console: Any) -> int:
-    from eval.judges.rubric import list_rubrics, load_rubric_spec
+    from tutorzoo.eval.judges.rubric import list_rubrics, load_rubric_spec
 
     specs = [load_rubric_spec(name) for name in list_rubrics()]
     if args.json:
@@ -132,8 +132,8 @@ def _fmt(value: Any) -> str:
 
 
 def cmd_calibrate(args: argparse.Namespace, console: Any) -> int:
-    from eval.judges.calibrate import calibrate
-    from eval.tracking import scrub_secrets
+    from tutorzoo.eval.judges.calibrate import calibrate
+    from tutorzoo.eval.tracking import scrub_secrets
 
     fields, backend_args = _parse_judge_args(args.judge_arg, "--judge-arg")
     if args.aggregate is not None:

@@ -5,7 +5,7 @@
 (:func:`parse_sample`) and aggregates per criterion (:func:`aggregate`). A reply that does not parse, and a
 backend failure, is a counted failure of that sample; a criterion without any parsed sample takes its
 ``fail_value``. Nothing here raises for a bad reply or a failing server; a bad rubric, config or variable set
-is a :class:`~envs.errors.ConfigError` before any request is sent.
+is a :class:`~tutorzoo.envs.errors.ConfigError` before any request is sent.
 
 Judges on a server: ``JudgeConfig(backend="openai:gpt-4o")`` uses the OpenAI API with the key from
 ``$OPENAI_API_KEY``; ``JudgeConfig(backend="openai:<served name>", base_url="http://host:8000/v1")`` a vLLM
@@ -29,10 +29,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agents.backends.base import ChatBackend, GenerationConfig, GenerationResult
-from agents.json_reply import JSONReplyError, parse_json_object
-from envs.errors import ConfigError
-from eval.judges.rubric import REASON_KEY, Criterion, RubricSpec, load_rubric_spec
+from tutorzoo.agents.backends.base import ChatBackend, GenerationConfig, GenerationResult
+from tutorzoo.agents.json_reply import JSONReplyError, parse_json_object
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.eval.judges.rubric import REASON_KEY, Criterion, RubricSpec, load_rubric_spec
 
 log = logging.getLogger(__name__)
 
@@ -219,8 +219,8 @@ class Judge:
 
     Args:
         config: the judge's settings; fields left None take each rubric's defaults.
-        backend: a ready :class:`~agents.backends.base.ChatBackend` (tests inject one); None builds it from
-            ``config`` on first use with :func:`agents.backends.make_backend`.
+        backend: a ready :class:`~tutorzoo.agents.backends.base.ChatBackend` (tests inject one); None builds it from
+            ``config`` on first use with :func:`tutorzoo.agents.backends.make_backend`.
     """
 
     def __init__(self, config: JudgeConfig, backend: ChatBackend | None = None) -> None:
@@ -240,7 +240,7 @@ class Judge:
         return self._backend
 
     def _make_backend(self) -> ChatBackend:
-        from agents.backends import make_backend
+        from tutorzoo.agents.backends import make_backend
 
         kwargs = dict(self.config.backend_args)
         if self.config.backend.startswith("openai:"):

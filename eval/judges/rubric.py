@@ -1,7 +1,7 @@
 """Judge rubric files: load and check ``rubrics/NAME.yaml`` with its prompt templates, render requests.
 
-The file format is documented in :mod:`eval.judges`. Everything that can be wrong with a rubric file is found
-when it is loaded, and is a :class:`~envs.errors.ConfigError` naming the file and the fix.
+The file format is documented in :mod:`tutorzoo.eval.judges`. Everything that can be wrong with a rubric file is found
+when it is loaded, and is a :class:`~tutorzoo.envs.errors.ConfigError` naming the file and the fix.
 
 Example::
 
@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from envs.config import read_yaml_mapping
-from envs.errors import ConfigError
+from tutorzoo.envs.config import read_yaml_mapping
+from tutorzoo.envs.errors import ConfigError
 
 JUDGES_DIR = Path(__file__).resolve().parent
 RUBRIC_DIR = JUDGES_DIR / "rubrics"

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from eval.metrics.registry import MetricSpec
-from eval.metrics.stats import (
+from tutorzoo.eval.metrics.registry import MetricSpec
+from tutorzoo.eval.metrics.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -36,7 +36,7 @@ from eval.metrics.stats import (
 )
 
 if TYPE_CHECKING:
-    from eval.judges.judge import Judge
+    from tutorzoo.eval.judges.judge import Judge
 
 RUBRIC = "sid_rubrics"
 CRITERIA: tuple[str, ...] = ("X-SRG", "M-RCC", "X-MSR", "IRA", "TCF")
@@ -91,8 +91,8 @@ def _lesson(record: Mapping[str, Any]) -> str:
 
 def _stem_lesson(task_id: str, task_path: str | None) -> list[str]:
     """The driving question and knowledge components of a STEM lesson (independent of the episode seed)."""
-    from envs.errors import TutorZooError
-    from envs.tasks import get_task_set
+    from tutorzoo.envs.errors import TutorZooError
+    from tutorzoo.envs.tasks import get_task_set
 
     try:
         task = get_task_set("stem", task_path).build(task_id, np.random.default_rng(0))
@@ -107,7 +107,7 @@ def episode_variables(record: Mapping[str, Any]) -> dict[str, str]:
     episode = _episode(record)
     turns = episode.get("transcript")
     if not isinstance(turns, list):
-        from envs.errors import DatasetError
+        from tutorzoo.envs.errors import DatasetError
 
         raise DatasetError("an episode record needs a 'transcript' list of {speaker, utterance} turns to be judged")
     return {"lesson": _lesson(episode), "transcript": render_transcript(turns)}
@@ -142,7 +142,7 @@ def _summary(values: np.ndarray, idx: np.ndarray | None, confidence: float) -> d
 
 
 def _tutor(record: Mapping[str, Any]) -> str:
-    from eval.metrics.suite import group_of
+    from tutorzoo.eval.metrics.suite import group_of
 
     return group_of(record, "tutor")
 

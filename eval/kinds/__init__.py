@@ -1,11 +1,11 @@
 """Suite kinds by name: a plain dict of ``"module:Class"`` paths, imported only when a suite asks for one.
 
-The contract a kind keeps is in :mod:`eval.kinds.base`. A kind whose module is not there (or fails to import)
-gives a :class:`~envs.errors.ConfigError` naming it; the other kinds keep working.
+The contract a kind keeps is in :mod:`tutorzoo.eval.kinds.base`. A kind whose module is not there (or fails to import)
+gives a :class:`~tutorzoo.envs.errors.ConfigError` naming it; the other kinds keep working.
 
 Example::
 
-    from eval.kinds import get_kind, kind_for
+    from tutorzoo.eval.kinds import get_kind, kind_for
     get_kind("episodes").rank_metric          # 'learning_gain'
     kind = kind_for(load_suite("educationq"))  # configured by the suite's ``items`` (ranked by ALG there)
 """
@@ -17,18 +17,18 @@ import json
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from envs.errors import ConfigError
-from envs.import_path import load_import_path
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.import_path import load_import_path
 
 if TYPE_CHECKING:
-    from eval.kinds.base import SuiteKind
-    from eval.suite import Suite
+    from tutorzoo.eval.kinds.base import SuiteKind
+    from tutorzoo.eval.suite import Suite
 
 KINDS: dict[str, str] = {
-    "episodes": "eval.kinds.episodes:EpisodesKind",
-    "kmp_dialogue": "eval.kinds.kmp_dialogue:KmpDialogueKind",
-    "kmp_skills": "eval.kinds.kmp_skills:KmpSkillsKind",
-    "dr_academy": "eval.kinds.dr_academy:DrAcademyKind",
+    "episodes": "tutorzoo.eval.kinds.episodes:EpisodesKind",
+    "kmp_dialogue": "tutorzoo.eval.kinds.kmp_dialogue:KmpDialogueKind",
+    "kmp_skills": "tutorzoo.eval.kinds.kmp_skills:KmpSkillsKind",
+    "dr_academy": "tutorzoo.eval.kinds.dr_academy:DrAcademyKind",
 }
 
 

@@ -2,12 +2,12 @@
 
 A suite (``configs/suites/*.yaml``) has a ``kind``. The kind turns the suite into a fixed list of *units*
 (an episode spec, a truncated reference dialogue, a skills item, a question-generation context), plays a
-tutor on them, and computes the suite's metrics from the records. The harness (:mod:`eval.runner`) knows
+tutor on them, and computes the suite's metrics from the records. The harness (:mod:`tutorzoo.eval.runner`) knows
 nothing else about a kind: it splits units into train / held-out by a stable hash of ``unit.key()``, skips
 units already done on ``--resume`` (by ``(tutor, key)``), runs chunks of units on local worker processes or
 Ray tasks, appends each record to ``records.jsonl``-style output as it finishes, and reports.
 
-Kinds (registry in :mod:`eval.kinds`):
+Kinds (registry in :mod:`tutorzoo.eval.kinds`):
 
 - ``episodes``: pre-test -> dialogue -> post-test episodes in the env (suites ``default``, ``sid``,
   ``educationq``); judged rubrics (SID's five) are scored per finished episode when a judge is configured;
@@ -17,12 +17,12 @@ Kinds (registry in :mod:`eval.kinds`):
 Rules every kind keeps:
 
 - ``units`` is deterministic: same suite file, same units, same order, same keys. It validates the suite's
-  kind-specific ``items`` settings and raises :class:`~envs.errors.ConfigError` naming the bad field.
+  kind-specific ``items`` settings and raises :class:`~tutorzoo.envs.errors.ConfigError` naming the bad field.
 - ``run`` yields exactly one record per unit, in the order given, each a JSON-ready dict with at least
   ``key`` (``unit.key()``), ``tutor`` (the name), ``unit`` (``unit.model_dump()``; the ``episodes`` kind keeps
   it under ``spec``, as ``episodes.jsonl`` always had), ``failures`` (a list; a tutor, student or judge
   failure is recorded there and never raised) and ``judgments`` (a list of
-  :meth:`eval.judges.Verdict.to_dict`, empty without a judge). The record depends only on the unit, the
+  :meth:`tutorzoo.eval.judges.Verdict.to_dict`, empty without a judge). The record depends only on the unit, the
   tutor and the judge, never on which other units share the call, so a resumed or parallel run reproduces
   an uninterrupted sequential one (sampling model tutors are the one documented exception: they are seeded
   per batch call). The harness is given ``judge=None`` when the suite uses no rubric.
@@ -37,7 +37,7 @@ Optional members (the harness checks with ``getattr``):
 
 - ``for_suite(suite) -> SuiteKind``: an instance configured by the suite's ``items`` (the ``episodes`` kind
   reads its rubrics, ranking metric and columns there); the harness and its workers use
-  :func:`eval.kinds.kind_for`, which calls it when present.
+  :func:`tutorzoo.eval.kinds.kind_for`, which calls it when present.
 - ``failure_record(unit, tutor_name, failure) -> dict``: the record of a unit the harness could not run at
   all (its worker process crashed, or ``run`` raised). Without it the harness writes the base fields only
   (``key``, ``tutor``, ``unit``, ``failures``, ``judgments``), and ``metrics`` must accept such records.
@@ -53,11 +53,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_chec
 
 from pydantic import BaseModel, ValidationError
 
-from envs.errors import ConfigError
+from tutorzoo.envs.errors import ConfigError
 
 if TYPE_CHECKING:
-    from eval.judges import Judge
-    from eval.suite import Suite
+    from tutorzoo.eval.judges import Judge
+    from tutorzoo.eval.suite import Suite
 
 
 @runtime_checkable

@@ -1,9 +1,11 @@
 """How the built-in tutors answer the item-based benchmark suites (KMP-Dialogue, KMP-Skills, Dr.Academy).
 
-The item suites (:mod:`eval.kinds.kmp_dialogue`, :mod:`eval.kinds.kmp_skills`, :mod:`eval.kinds.dr_academy`)
+The item suites (:mod:`tutorzoo.eval.kinds.kmp_dialogue`, :mod:`tutorzoo.eval.kinds.kmp_skills`,
+:mod:`tutorzoo.eval.kinds.dr_academy`)
 ask a tutor through its usual ``act(observation, info)``: ``info["messages"]`` is ``[system, user]`` (what a
 model tutor reads) and ``info["item"]`` is the structured item. A built-in rule-based tutor
-(:class:`agents.tutor.base.ActTutor`) has no policy for an item, so :func:`eval.kinds.item_common.ask` hands the
+(:class:`tutorzoo.agents.tutor.base.ActTutor`) has no policy for an item, so
+:func:`tutorzoo.eval.kinds.item_common.ask` hands the
 item to :func:`answer_item` instead, which answers it the way each built-in tutor would (the benchmark's logic
 lives here, with the kinds, not in the policy):
 
@@ -23,7 +25,7 @@ prompts ask for (``Answer: <value>``, ``Verdict:`` / ``First error step:`` / ``R
 
 Example::
 
-    from agents.tutor import make_tutor
+    from tutorzoo.agents.tutor import make_tutor
     tutor = make_tutor("socratic")
     item = {"kind": "followup_solve", "key": "demo", "task_id": "fraction_addition", "seed": 0, "turn": 0}
     answer_item(tutor, {}, {"item": item, "messages": []}).splitlines()[-1]   # 'Answer: 13/24'
@@ -38,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from envs.labels import BLOOM_LEVELS
-from envs.protocols import StopEpisode
+from tutorzoo.envs.labels import BLOOM_LEVELS
+from tutorzoo.envs.protocols import StopEpisode
 
 __all__ = ["answer_item", "item_rng", "ITEM_KINDS"]
 
@@ -90,7 +92,7 @@ def answer_item(tutor: Any, observation: dict, info: dict) -> str:
 class _Takeover:
     """The reference tutor turns in order, then, at the cut, the tutor under test once; the episode stops there.
 
-    It watches the episode (an :class:`envs.engine.Observer`) to check the replayed dialogue against the unit's
+    It watches the episode (an :class:`tutorzoo.envs.engine.Observer`) to check the replayed dialogue against the unit's
     history before the tutor takes over."""
 
     def __init__(self, tutor: Any, item: dict) -> None:
@@ -131,10 +133,10 @@ def _dialogue_turn(tutor: Any, item: dict) -> str:
     """Replay the reference episode up to the cut (the reference tutor turns, the same simulated student with the
     same seed, through the rollout engine), then let the tutor act on the env's real observation with its own
     dialogue policy."""
-    from agents.student import SimulatedStudent
-    from envs.config import EpisodeSpec
-    from envs.engine import play
-    from envs.seeding import derive_seed
+    from tutorzoo.agents.student import SimulatedStudent
+    from tutorzoo.envs.config import EpisodeSpec
+    from tutorzoo.envs.engine import play
+    from tutorzoo.envs.seeding import derive_seed
 
     replay = item["replay"]
     spec = EpisodeSpec.model_validate(replay["episode"])
@@ -156,7 +158,7 @@ def _dialogue_turn(tutor: Any, item: dict) -> str:
 
 def _solved(task_id: str, seed: int, level: str = "medium"):
     """The family's main problem drawn from ``seed``, solved (correct steps, answer, misconception solutions)."""
-    from envs.tasks.math import family
+    from tutorzoo.envs.tasks.math import family
 
     fam = family(task_id)
     return fam, fam.main.solve(fam.main.draw(np.random.default_rng(seed), level), 0)
@@ -167,7 +169,7 @@ def _steps_text(steps: tuple[str, ...] | list[str]) -> str:
 
 
 def _followup_problem(task_id: str, seed: int, turn: int):
-    from envs.tasks.math import follow_ups, seed_problem
+    from tutorzoo.envs.tasks.math import follow_ups, seed_problem
 
     if turn == 0:
         return seed_problem(task_id, np.random.default_rng(seed))
@@ -204,7 +206,7 @@ def _format_problem(statement: str, steps: tuple[str, ...], answer: str) -> str:
 
 
 def _expert_generate(item: dict, style: str) -> str:
-    from envs.tasks.math import family, follow_ups
+    from tutorzoo.envs.tasks.math import family, follow_ups
 
     rng = item_rng(item, "generate")
     if item["mode"] == "follow_up":
@@ -221,7 +223,7 @@ def _expert_generate(item: dict, style: str) -> str:
 
 
 def _lesson(item: dict):
-    from envs.tasks import get_task_set
+    from tutorzoo.envs.tasks import get_task_set
 
     return get_task_set(item["task_set"]).build(item["task_id"], np.random.default_rng(0))
 
@@ -286,7 +288,7 @@ _EXPERT = _handlers(_expert_solve, _expert_detect, _expert_correct, _expert_gene
 
 
 def _numbers_in(text: str) -> list[str]:
-    from envs.grading import number_mentions
+    from tutorzoo.envs.grading import number_mentions
 
     return [m.text for m in number_mentions(text)] or ["0"]
 
@@ -315,7 +317,7 @@ def _random_correct(item: dict, style: str) -> str:
 
 
 def _random_generate(item: dict, style: str) -> str:
-    from envs.tasks.math import FAMILIES, LEVELS, similar
+    from tutorzoo.envs.tasks.math import FAMILIES, LEVELS, similar
 
     rng = item_rng(item, "generate")
     fam = FAMILIES[int(rng.integers(len(FAMILIES)))]
@@ -324,7 +326,7 @@ def _random_generate(item: dict, style: str) -> str:
 
 
 def _random_questions(item: dict, style: str) -> str:
-    from envs.tasks import get_task_set
+    from tutorzoo.envs.tasks import get_task_set
 
     rng = item_rng(item, "questions")
     lessons = get_task_set("stem")

@@ -36,9 +36,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from envs.errors import ConfigError
-from envs.labels import BLOOM_LEVELS
-from eval.kinds.item_common import (
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.labels import BLOOM_LEVELS
+from tutorzoo.eval.kinds.item_common import (
     NO_JUDGE,
     ItemKind,
     Reply,
@@ -143,7 +143,7 @@ def parse_questions(text: str | None) -> tuple[dict[str, list[str]], str | None]
     for valid JSON with exactly the six levels and exactly 3 usable questions each; invalid JSON yields no
     question at all, a valid object with other flaws keeps its usable questions (at most 3 per level).
     """
-    from agents.json_reply import JSONReplyError, parse_json_object
+    from tutorzoo.agents.json_reply import JSONReplyError, parse_json_object
 
     if text is None:
         return {}, "no reply"
@@ -205,7 +205,7 @@ class DrAcademyKind(ItemKind):
     unit_model = AcademyUnit
 
     def units(self, suite: Any) -> list[AcademyUnit]:
-        from envs.tasks import get_task_set
+        from tutorzoo.envs.tasks import get_task_set
 
         s = self.settings(suite)
         name = getattr(suite, "name", "?")
@@ -252,7 +252,7 @@ class DrAcademyKind(ItemKind):
             rec["failures"].append(format_failure("question generation", why))
 
     def _request(self, u: AcademyUnit) -> Request:
-        from envs.tasks import get_task_set
+        from tutorzoo.envs.tasks import get_task_set
 
         user = (f"Context:\n{u.context}\n\nWrite three questions for each of the six levels of Bloom's taxonomy "
                 f"(remember, understand, apply, analyze, evaluate, create) about this context.\n{REPLY_FORMAT}")

@@ -1,13 +1,14 @@
 """The ``episodes`` suite kind: pre-test -> dialogue -> post-test episodes in the env (suites default, sid,
 educationq).
 
-Units are the :class:`~envs.config.EpisodeSpec` s of the suite's blocks, played by the rollout engine
-(:func:`envs.engine.play`): a plain tutor one after the other, reset with each episode's seed; a batched tutor
-(model tutors, :class:`envs.protocols.BatchedTutor`) ``batch_size`` episodes in lockstep. Records are the
-``episodes.jsonl`` records of :mod:`eval.rollout` plus ``key`` (the spec's key) and ``judgments``.
+Units are the :class:`~tutorzoo.envs.config.EpisodeSpec` s of the suite's blocks, played by the rollout engine
+(:func:`tutorzoo.envs.engine.play`): a plain tutor one after the other, reset with each episode's seed; a batched tutor
+(model tutors, :class:`tutorzoo.envs.protocols.BatchedTutor`) ``batch_size`` episodes in lockstep. Records are the
+``episodes.jsonl`` records of :mod:`tutorzoo.eval.rollout` plus ``key`` (the spec's key) and ``judgments``.
 
-Metrics are :func:`eval.metrics.suite_metrics` grouped by tutor (every metric of
-:data:`eval.metrics.METRICS`), plus SID's five judge rubrics (:mod:`eval.judges.sid`) when the suite asks for
+Metrics are :func:`tutorzoo.eval.metrics.suite_metrics` grouped by tutor (every metric of
+:data:`tutorzoo.eval.metrics.METRICS`), plus SID's five judge rubrics (:mod:`tutorzoo.eval.judges.sid`) when the suite
+asks for
 them — scored per finished episode when a judge is configured, "not computed" otherwise.
 
 Settings (the suite's ``items``; all optional)::
@@ -23,8 +24,8 @@ Settings (the suite's ``items``; all optional)::
 
 Example::
 
-    from eval.kinds import kind_for
-    from eval.suite import load_suite
+    from tutorzoo.eval.kinds import kind_for
+    from tutorzoo.eval.suite import load_suite
     suite = load_suite("default")
     kind = kind_for(suite)
     records = list(kind.run(suite.units()[:2], make_tutor("socratic"), "socratic", None, 16))
@@ -41,15 +42,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from envs.config import EpisodeSpec
-from envs.errors import ConfigError
-from eval.kinds.base import suite_items
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.eval.kinds.base import suite_items
 
 if TYPE_CHECKING:
-    from eval.suite import Suite
+    from tutorzoo.eval.suite import Suite
 
 SID_RUBRIC = "sid_rubrics"
-SID_MODULE = "eval.judges.sid"
+SID_MODULE = "tutorzoo.eval.judges.sid"
 
 # The columns of the printed leaderboard: (metric, header, scale). The report has every metric.
 COLUMNS: tuple[tuple[str, str, float], ...] = (
@@ -97,7 +98,7 @@ class EpisodeSettings(BaseModel):
 
 
 def _sid_module() -> ModuleType:
-    """:mod:`eval.judges.sid` (SID rubric scoring), imported when a suite scores it."""
+    """:mod:`tutorzoo.eval.judges.sid` (SID rubric scoring), imported when a suite scores it."""
     return importlib.import_module(SID_MODULE)
 
 
@@ -123,7 +124,7 @@ class EpisodesKind:
         self._check_metric_names()
 
     def _check_metric_names(self) -> None:
-        from eval.metrics import METRICS
+        from tutorzoo.eval.metrics import METRICS
 
         known = set(METRICS)
         if SID_RUBRIC in self.rubrics:
@@ -150,7 +151,7 @@ class EpisodesKind:
     # ------------------------------------------------------------------ running
     def run(self, units: Sequence[EpisodeSpec], tutor: Any, tutor_name: str, judge: Any | None,
             batch_size: int) -> Iterator[dict]:
-        from envs.engine import is_batched, play
+        from tutorzoo.envs.engine import is_batched, play
 
         make_student = self.student_factory()
         specs = list(units)
@@ -166,7 +167,7 @@ class EpisodesKind:
     def student_factory(self) -> Any:
         """``make_student(persona)`` of the ``student`` setting (an LLM student's backend is loaded once)."""
         if getattr(self, "_make_student", None) is None:
-            from agents.student.llm import make_student_factory
+            from tutorzoo.agents.student.llm import make_student_factory
 
             self._make_student = make_student_factory(self.settings.student, **self.settings.student_args)
         return self._make_student
@@ -201,8 +202,8 @@ class EpisodesKind:
     def failure_record(self, unit: EpisodeSpec, tutor_name: str, failure: dict) -> dict:
         """The record of an episode that could not be played at all: the env's record of the reset episode
         (no turn, no test answer, gains None), ``ended_by="failure"``, the failure."""
-        from envs import tutoring_v0
-        from envs.engine import episode_record
+        from tutorzoo.envs import tutoring_v0
+        from tutorzoo.envs.engine import episode_record
 
         env = tutoring_v0.env(**unit.env_kwargs())
         env.reset(seed=unit.seed)
@@ -213,7 +214,7 @@ class EpisodesKind:
 
     # ------------------------------------------------------------------ metrics
     def metrics(self, records: Sequence[dict], judged: bool) -> dict[str, Any]:
-        from eval.metrics import METRICS, suite_metrics
+        from tutorzoo.eval.metrics import METRICS, suite_metrics
 
         out = suite_metrics(list(records), group_by="tutor")
         for group in out["groups"].values():

@@ -1,17 +1,18 @@
 """What the item-based suite kinds share: asking a tutor for replies, strict reply parsing, judging, summaries.
 
-The kinds :mod:`eval.kinds.kmp_dialogue`, :mod:`eval.kinds.kmp_skills` and :mod:`eval.kinds.dr_academy` put one
+The kinds :mod:`tutorzoo.eval.kinds.kmp_dialogue`, :mod:`tutorzoo.eval.kinds.kmp_skills` and
+:mod:`tutorzoo.eval.kinds.dr_academy` put one
 prompt (or a short conversation) to a tutor per unit. A tutor is asked through its usual interface:
 ``tutor.act(observation, info)`` (or ``tutor.act_batch([(observation, info), ...])`` in chunks of
 ``batch_size`` when it has one) with ``info["messages"]`` = the chat so far (system prompt first),
 ``info["item"]`` = the structured item and ``info["task"]`` = the public view of the unit's task (what every
-tutor may read in an episode). A built-in rule-based tutor (:class:`agents.tutor.base.ActTutor`) has no item
-policy: its reply is :func:`eval.kinds.builtin_answers.answer_item`'s. A tutor that raises, or a reply
+tutor may read in an episode). A built-in rule-based tutor (:class:`tutorzoo.agents.tutor.base.ActTutor`) has no item
+policy: its reply is :func:`tutorzoo.eval.kinds.builtin_answers.answer_item`'s. A tutor that raises, or a reply
 that is missing, is a recorded failure of that unit, never an exception.
 
 Example::
 
-    from eval.kinds.item_common import Request, ask, parse_answer_line
+    from tutorzoo.eval.kinds.item_common import Request, ask, parse_answer_line
     [reply] = ask(tutor, [Request(messages=[...], item={...}, seed=0)], batch_size=1)
     parse_answer_line(reply.text)     # ('13/24', None) or (None, 'no final line "Answer: <number>"')
 """
@@ -28,10 +29,10 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import BaseModel
 
-from envs.protocols import BatchedTutor, PartialBatchError
-from eval.kinds.base import suite_items
-from eval.metrics.registry import MetricSpec
-from eval.metrics.stats import DEFAULT_SEED, bootstrap_mean_ci, percentile_interval, resample_indices
+from tutorzoo.envs.protocols import BatchedTutor, PartialBatchError
+from tutorzoo.eval.kinds.base import suite_items
+from tutorzoo.eval.metrics.registry import MetricSpec
+from tutorzoo.eval.metrics.stats import DEFAULT_SEED, bootstrap_mean_ci, percentile_interval, resample_indices
 
 NO_JUDGE = "no judge configured (--judge)"
 
@@ -93,9 +94,9 @@ def ask(tutor: Any, requests: Sequence[Request], batch_size: int = 1) -> list[Re
 
 
 def _act(tutor: Any, observation: dict, info: dict) -> Any:
-    """The tutor's reply to one item: a built-in rule-based tutor's from :mod:`eval.kinds.builtin_answers`."""
-    from agents.tutor.base import ActTutor
-    from eval.kinds.builtin_answers import answer_item
+    """The tutor's reply to one item: a built-in rule-based tutor's from :mod:`tutorzoo.eval.kinds.builtin_answers`."""
+    from tutorzoo.agents.tutor.base import ActTutor
+    from tutorzoo.eval.kinds.builtin_answers import answer_item
 
     if isinstance(tutor, ActTutor):
         return answer_item(tutor, observation, info)
@@ -122,8 +123,8 @@ def _ask_batch(tutor: BatchedTutor, chunk: list[Request]) -> list[Reply]:
 def math_family_ids(tasks: Any, suite: Any) -> list[str]:
     """The math families an ``items.tasks`` setting selects (``"all"`` or a list of ids); an unknown id is a
     :class:`ConfigError` listing the known ones."""
-    from envs.errors import ConfigError
-    from envs.tasks.math import FAMILIES
+    from tutorzoo.envs.errors import ConfigError
+    from tutorzoo.envs.tasks.math import FAMILIES
 
     known = [f.id for f in FAMILIES]
     ids = known if tasks == "all" else list(tasks)
@@ -195,7 +196,7 @@ def parse_answer_line(text: str | None) -> tuple[str | None, str | None]:
     Strict on purpose: the prompt asks for ``Answer: <number>`` on the last line, and a reply we cannot read
     is wrong (and counted as a format failure), whatever number it mentions elsewhere.
     """
-    from envs.grading import parse_quantity
+    from tutorzoo.envs.grading import parse_quantity
 
     if text is None:
         return None, "no reply"
@@ -209,8 +210,8 @@ def parse_answer_line(text: str | None) -> tuple[str | None, str | None]:
 
 
 def is_correct(value: str | None, key: str) -> bool:
-    """Exact check of an extracted value against the key (equivalent forms accepted, see envs.grading)."""
-    from envs.grading import equivalent
+    """Exact check of an extracted value against the key (equivalent forms accepted, see tutorzoo.envs.grading)."""
+    from tutorzoo.envs.grading import equivalent
 
     return value is not None and equivalent(value, key)
 
@@ -312,7 +313,8 @@ def seed_list(seeds: int | Sequence[int]) -> list[int]:
 
 class ItemKind:
     """What every item kind shares besides its units, prompts and metrics: its leaderboard (the
-    :class:`~eval.kinds.base.SuiteKind` class variables), its ``items:`` settings (validated by ``settings_model``,
+    :class:`~tutorzoo.eval.kinds.base.SuiteKind` class variables), its ``items:`` settings (validated by
+    ``settings_model``,
     documented in ``eval/kinds/<name>.py``), its units (``unit_model``), the record of a unit that could not be
     run (:func:`base_record`) and ``metrics``: per tutor, the kind's ``_group_metrics`` of its records."""
 

@@ -1,7 +1,7 @@
 """KMP-Dialogue on reference dialogues generated from the math curriculum (suite ``kmp-dialogue``; docs/spec.md §5).
 
 **Reference dialogues.** For each (math family, persona, seed) of the suite, the built-in ``socratic`` tutor
-tutors a simulated student in the env (:func:`eval.rollout.run_episode`: pre-test, student opens, up to
+tutors a simulated student in the env (:func:`tutorzoo.eval.rollout.run_episode`: pre-test, student opens, up to
 ``max_turns`` tutor turns). Every turn carries its SID annotation. A unit is the dialogue cut just before one
 of its tutor turns (``cuts_per_dialogue`` of them, drawn with a seed from the dialogue's key; the closing
 summary is never a cut: it is scripted by the turn budget). The unit carries the dialogue so far, a
@@ -40,7 +40,7 @@ units); ``overall_judgement_win``. Not judged: ``tutor_failure_rate``, ``reply_w
 
 **The tutor under test** gets ``info["messages"]`` = [system prompt, user prompt with the problem and the
 dialogue so far] and writes the next tutor turn. The built-in tutors take the session over at the cut
-(:mod:`eval.kinds.builtin_answers` replays the reference episode through the rollout engine, then lets them act
+(:mod:`tutorzoo.eval.kinds.builtin_answers` replays the reference episode through the rollout engine, then lets them act
 with their own policy).
 
 Suite settings (``items:``)::
@@ -59,7 +59,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from eval.kinds.item_common import (
+from tutorzoo.eval.kinds.item_common import (
     NO_JUDGE,
     ItemKind,
     Reply,
@@ -188,10 +188,10 @@ def criteria_for(principles: Sequence[str]) -> list[str]:
 @lru_cache(maxsize=512)
 def reference_episode(task_id: str, persona: str, seed: int, max_turns: int) -> dict[str, Any]:
     """The socratic tutor's episode on one (family, persona, seed) — deterministic, cached per process."""
-    from agents.student import SimulatedStudent
-    from agents.tutor import make_tutor
-    from envs.config import EpisodeSpec
-    from eval.rollout import run_episode
+    from tutorzoo.agents.student import SimulatedStudent
+    from tutorzoo.agents.tutor import make_tutor
+    from tutorzoo.envs.config import EpisodeSpec
+    from tutorzoo.eval.rollout import run_episode
 
     spec_ = EpisodeSpec(task_set="math", task_id=task_id, persona=persona, seed=seed,
                         protocol={"max_turns": max_turns})
@@ -233,9 +233,9 @@ def _cuts(candidates: list[int], n: int, key: str) -> list[int]:
 
 def dialogue_units(task_id: str, persona_name: str, seed: int, max_turns: int, cuts: int) -> list[DialogueUnit]:
     """The units cut from one reference dialogue."""
-    from agents.student.personas import get_persona
-    from envs.tasks import get_task_set
-    from eval.rollout import derive_seed
+    from tutorzoo.agents.student.personas import get_persona
+    from tutorzoo.envs.tasks import get_task_set
+    from tutorzoo.eval.rollout import derive_seed
 
     record = reference_episode(task_id, persona_name, seed, max_turns)
     transcript = record["transcript"]
@@ -265,7 +265,7 @@ def dialogue_units(task_id: str, persona_name: str, seed: int, max_turns: int, c
 
 @lru_cache(maxsize=512)
 def _episode_task_view(task_id: str, seed: int, max_turns: int) -> dict[str, Any]:
-    from envs import tutoring_v0
+    from tutorzoo.envs import tutoring_v0
 
     env = tutoring_v0.env(task_set="math", task_id=task_id, max_turns=max_turns)
     env.reset(seed=seed)
@@ -297,7 +297,7 @@ class KmpDialogueKind(ItemKind):
     unit_model = DialogueUnit
 
     def units(self, suite: Any) -> list[DialogueUnit]:
-        from agents.student.personas import get_persona
+        from tutorzoo.agents.student.personas import get_persona
 
         s, ids, seeds = self.families_and_seeds(suite)
         for p in s.personas:

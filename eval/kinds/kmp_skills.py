@@ -1,13 +1,13 @@
 """KMP-Skills on the math curriculum's own generated items (suite ``kmp-skills``; docs/spec.md §5).
 
 Three skills, each a kind of unit (``skill``), all built from the procedural math families
-(:mod:`envs.tasks.math`: seed problems, harder follow-ups, similar problems, solutions with one injected error,
+(:mod:`tutorzoo.envs.tasks.math`: seed problems, harder follow-ups, similar problems, solutions with one injected error,
 exact answer checkers):
 
 **(a) Multi-turn follow-up solving** (``skill="followup"``): the family's seed problem, then its two harder
 follow-ups, in one conversation (each reply is the context of the next question). Every reply must end with
 the line ``Answer: <number>``; the value on that line is checked exactly against the key
-(:func:`envs.grading.equivalent`: ``0.75`` = ``3/4``). A reply without a parsable ``Answer:`` line is wrong and
+(:func:`tutorzoo.envs.grading.equivalent`: ``0.75`` = ``3/4``). A reply without a parsable ``Answer:`` line is wrong and
 counted as a format failure. Metrics ``followup_acc_t1..t3``: accuracy per turn (the keys assume the right
 previous answer, as the follow-ups' own solutions do).
 
@@ -41,7 +41,7 @@ builds on the seed for follow-ups): ``gen_pass_rate`` (mean over units of the sh
 one pass rate per criterion — "not computed" without a judge.
 
 This module holds the units, prompts, reply parsing and grading; the metric formulas and the per-tutor summaries
-are in :mod:`eval.kinds.kmp_skills_metrics` (re-exported here).
+are in :mod:`tutorzoo.eval.kinds.kmp_skills_metrics` (re-exported here).
 
 Suite settings (``items:`` in the suite file)::
 
@@ -50,7 +50,7 @@ Suite settings (``items:`` in the suite file)::
 
 Example::
 
-    from eval.kinds.kmp_skills import KmpSkillsKind
+    from tutorzoo.eval.kinds.kmp_skills import KmpSkillsKind
     kind = KmpSkillsKind()
     units = kind.units(load_suite("kmp-skills"))
     records = list(kind.run(units[:4], make_tutor("socratic"), "socratic", judge=None, batch_size=1))
@@ -66,7 +66,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from eval.kinds.item_common import (
+from tutorzoo.eval.kinds.item_common import (
     ItemKind,
     Reply,
     Request,
@@ -81,7 +81,7 @@ from eval.kinds.item_common import (
     tutor_failure,
     unit_seed,
 )
-from eval.kinds.kmp_skills_metrics import GEN_CRITERIA, f1_score, group_metrics, mcc, metric_specs, mr_score
+from tutorzoo.eval.kinds.kmp_skills_metrics import GEN_CRITERIA, f1_score, group_metrics, mcc, metric_specs, mr_score
 
 __all__ = [  # the metric formulas live in eval/kinds/kmp_skills_metrics.py; importable from here as before
     "GEN_CRITERIA",
@@ -163,8 +163,8 @@ class SkillsUnit(BaseModel):
 
 
 def chain(task_id: str, seed: int):
-    """The seed problem and its two follow-ups (``envs.tasks.math`` generators, one rng state)."""
-    from envs.tasks.math import follow_ups, seed_problem
+    """The seed problem and its two follow-ups (``tutorzoo.envs.tasks.math`` generators, one rng state)."""
+    from tutorzoo.envs.tasks.math import follow_ups, seed_problem
 
     return (seed_problem(task_id, np.random.default_rng(seed)), *follow_ups(task_id, np.random.default_rng(seed)))
 
@@ -173,10 +173,11 @@ def error_instance(task_id: str, seed: int, variant: str) -> dict[str, Any]:
     """The shown solution of an error unit: the problem, its steps and final answer, the correct answer, the
     first wrong step (0-based, None for a correct solution), the injected misconception and the catalogue.
 
-    The erroneous variant draws exactly as :func:`envs.tasks.math.erroneous_solution` with ``default_rng(seed)``
+    The erroneous variant draws exactly as :func:`tutorzoo.envs.tasks.math.erroneous_solution` with
+    ``default_rng(seed)``
     (same problem, same misconception, same step), keeping the misconception id that function does not return.
     """
-    from envs.tasks.math import family
+    from tutorzoo.envs.tasks.math import family
 
     fam = family(task_id)
     rng = np.random.default_rng(seed)
@@ -196,7 +197,7 @@ def error_instance(task_id: str, seed: int, variant: str) -> dict[str, Any]:
 
 def _catalogue(fam, fields: dict[str, str]) -> list[dict[str, str]]:
     """The family's named misconceptions (id and belief, filled with the instance's numbers)."""
-    from envs.tasks.math.material import fill, load_material
+    from tutorzoo.envs.tasks.math.material import fill, load_material
 
     material = load_material()
     return [{"id": m, "belief": fill(material.misconceptions[m]["belief"], fields, m)} for m in fam.misconceptions]
@@ -204,7 +205,7 @@ def _catalogue(fam, fields: dict[str, str]) -> list[dict[str, str]]:
 
 def _task_view(task_id: str, seed: int) -> dict[str, Any]:
     """The family's public task view on *another* instance (the unit's own answers must not be in it)."""
-    from envs.tasks import get_task_set
+    from tutorzoo.envs.tasks import get_task_set
 
     view_seed = int.from_bytes(hashlib.sha256(f"view|{task_id}|{seed}".encode()).digest()[:4], "little")
     return get_task_set("math").build(task_id, np.random.default_rng(view_seed)).public_view()

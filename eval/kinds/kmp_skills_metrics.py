@@ -1,12 +1,14 @@
-"""KMP-Skills' metrics (:mod:`eval.kinds.kmp_skills` documents each one): the formulas (F1, MCC, MR-Score), their
+"""KMP-Skills' metrics (:mod:`tutorzoo.eval.kinds.kmp_skills` documents each one): the formulas (F1, MCC, MR-Score),
+their
 specs, and one tutor's summaries from its records.
 
-The kind (units, prompts, reply parsing, grading) is in :mod:`eval.kinds.kmp_skills`; its records carry the grades
+The kind (units, prompts, reply parsing, grading) is in :mod:`tutorzoo.eval.kinds.kmp_skills`; its records carry the
+grades
 this module reads, so that a run's ``metrics.json`` is a pure function of its records.
 
 Example::
 
-    from eval.kinds.kmp_skills_metrics import mr_score
+    from tutorzoo.eval.kinds.kmp_skills_metrics import mr_score
     mr_score(0.5, 0.4, 0.2)   # 0.32
 """
 
@@ -16,7 +18,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from eval.kinds.item_common import NO_JUDGE, failure_rate, mean_summary, not_computed, spec, stat_summary
+from tutorzoo.eval.kinds.item_common import NO_JUDGE, failure_rate, mean_summary, not_computed, spec, stat_summary
 
 GEN_CRITERIA: tuple[str, ...] = ("construction", "solution_correctness", "solution_quality", "appropriateness")
 

@@ -8,7 +8,7 @@ protocol. Accuracies are in percent and ALG in percentage points, as EducationQ 
 
 Example::
 
-    from eval.metrics.educationq import item_pairs, pair_counts
+    from tutorzoo.eval.metrics.educationq import item_pairs, pair_counts
     counts = pair_counts(item_pairs(record, "isomorphic", where="line 1"))
     counts.alg  # e.g. 50.0
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envs.errors import DatasetError
+from tutorzoo.envs.errors import DatasetError
 
 PAIR_KINDS: tuple[str, ...] = ("isomorphic", "same")
 UNSPECIFIED_SUBJECT = "unspecified"

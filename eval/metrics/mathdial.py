@@ -16,7 +16,7 @@ MathDial release, a plain chat) get them from :func:`answer_flags`.
 
 Example::
 
-    from eval.metrics.mathdial import success_telling
+    from tutorzoo.eval.metrics.mathdial import success_telling
     success_telling(turns, ks=(3,))  # {"Success@3": 1.0, "Telling@3": 0.0}
     states_number("He has to pay $20 more, not $30.", "20")  # True
 """
@@ -27,7 +27,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 
-from eval.metrics.registry import DEFAULT_KS
+from tutorzoo.eval.metrics.registry import DEFAULT_KS
 
 # MathDial's number pattern: unsigned, optional decimal part; commas are removed first ("1,000" -> 1000).
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")

@@ -7,7 +7,7 @@ A dimension with no labelled response has DAMR ``None``.
 
 Example::
 
-    from eval.metrics.mrbench import damr
+    from tutorzoo.eval.metrics.mrbench import damr
     damr([{"revealing_answer": "no"}, {"revealing_answer": "yes"}])["revealing_answer"]  # 50.0
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from eval.metrics.registry import DAMR_DESIRED
+from tutorzoo.eval.metrics.registry import DAMR_DESIRED
 
 
 def damr_counts(responses: Iterable[Mapping[str, str]]) -> dict[str, tuple[int, int]]:

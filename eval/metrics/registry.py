@@ -16,7 +16,7 @@ aggregated from them); ``"suite"`` metrics exist only for a set of episodes (PNI
 
 Example::
 
-    from eval.metrics.registry import METRICS
+    from tutorzoo.eval.metrics.registry import METRICS
     METRICS["PNIR"].higher_is_better  # False
 """
 

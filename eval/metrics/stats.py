@@ -8,7 +8,7 @@ A resample on which a statistic is undefined (e.g. PNIR with N_pos = 0) is left 
 Example::
 
     import numpy as np
-    from eval.metrics.stats import bootstrap_mean_ci
+    from tutorzoo.eval.metrics.stats import bootstrap_mean_ci
     bootstrap_mean_ci(np.array([0.2, 0.4, 0.9]), np.random.default_rng(0))  # (low, high)
 """
 

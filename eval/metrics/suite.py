@@ -1,7 +1,7 @@
 """Per-episode and per-suite metrics of TutorZoo episode records (and of SID-style annotated dialogues).
 
 :func:`episode_metrics` gives one flat ``{name: value | None}`` per episode with every episode-level metric
-of :data:`eval.metrics.registry.METRICS` (``None`` where the record cannot support it: no test items, no
+of :data:`tutorzoo.eval.metrics.registry.METRICS` (``None`` where the record cannot support it: no test items, no
 answer flags, no tutor turn). :func:`suite_metrics` groups episodes (by tutor by default) and gives, per
 group and metric, the suite value (``mean``: the mean over episodes, or the pooled/ratio/std/count value the
 metric's ``aggregation`` declares), a percentile-bootstrap CI over episodes and ``n``, the number of units the
@@ -10,7 +10,7 @@ metrics; labelled tutor responses for DAMR). UIC compares the groups with one an
 
 Example::
 
-    from eval.metrics import episode_metrics, suite_metrics
+    from tutorzoo.eval.metrics import episode_metrics, suite_metrics
     episode_metrics(record)["TotalScore"]
     suite_metrics(records)["groups"]["socratic"]["metrics"]["ALG"]  # {"mean", "ci_low", "ci_high", "n"}
 """
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from envs.errors import DatasetError
-from eval.metrics.educationq import (
+from tutorzoo.envs.errors import DatasetError
+from tutorzoo.eval.metrics.educationq import (
     PAIR_KINDS,
     ItemKey,
     ItemPair,
@@ -35,10 +35,10 @@ from eval.metrics.educationq import (
     subject_counts,
     uic,
 )
-from eval.metrics.mathdial import success_telling
-from eval.metrics.mrbench import damr_counts, tutor_labels
-from eval.metrics.registry import DAMR_DESIRED, DEFAULT_KS, MetricSpec, build_registry
-from eval.metrics.stats import (
+from tutorzoo.eval.metrics.mathdial import success_telling
+from tutorzoo.eval.metrics.mrbench import damr_counts, tutor_labels
+from tutorzoo.eval.metrics.registry import DAMR_DESIRED, DEFAULT_KS, MetricSpec, build_registry
+from tutorzoo.eval.metrics.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -47,8 +47,8 @@ from eval.metrics.stats import (
     ratio_rows,
     resample_indices,
 )
-from eval.metrics.turns import normalise_turns
-from rewards.sid import sid_metrics
+from tutorzoo.eval.metrics.turns import normalise_turns
+from tutorzoo.rewards.sid import sid_metrics
 
 UNSPECIFIED_GROUP = "(unspecified)"
 _SUFFIX = {"isomorphic": "", "same": "_same"}

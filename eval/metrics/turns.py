@@ -29,10 +29,10 @@ from pathlib import Path
 
 import yaml
 
-from envs.errors import DatasetError
-from envs.labels import BLOOM_LEVELS, COGNITION_STATES, GUIDANCE_LEVELS, INTENTS, SPEAKERS, STRATEGIES
-from envs.records import LEGACY_TURN_KEYS
-from eval.metrics.registry import DAMR_DESIRED
+from tutorzoo.envs.errors import DatasetError
+from tutorzoo.envs.labels import BLOOM_LEVELS, COGNITION_STATES, GUIDANCE_LEVELS, INTENTS, SPEAKERS, STRATEGIES
+from tutorzoo.envs.records import LEGACY_TURN_KEYS
+from tutorzoo.eval.metrics.registry import DAMR_DESIRED
 
 _ALIAS_FILE = Path(__file__).with_name("label_aliases.yaml")
 _CANONICAL: dict[str, tuple[str, ...]] = {

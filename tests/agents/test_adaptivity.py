@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.student.model import init_state, respond
-from agents.student.personas import load_distribution
-from envs.acts import TutorAct
-from envs.tasks import get_task_set
+from tutorzoo.agents.student.model import init_state, respond
+from tutorzoo.agents.student.personas import load_distribution
+from tutorzoo.envs.acts import TutorAct
+from tutorzoo.envs.tasks import get_task_set
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 

@@ -12,7 +12,7 @@ from chat_server import ChatServer, Reply
 
 pytest.importorskip("openai")
 
-from agents.annotate_llm import (  # noqa: E402
+from tutorzoo.agents.annotate_llm import (  # noqa: E402
     PROMPT_DIR,
     AnnotationError,
     LLMAnnotator,
@@ -20,11 +20,11 @@ from agents.annotate_llm import (  # noqa: E402
     parse_reply,
     predictions_for_gold,
 )
-from agents.backends.openai_compat import OpenAIBackend  # noqa: E402
-from envs import labels  # noqa: E402
-from envs.errors import DatasetError  # noqa: E402
-from envs.tasks import get_task_set  # noqa: E402
-from eval.agreement import FIELDS, agreement, load_gold  # noqa: E402
+from tutorzoo.agents.backends.openai_compat import OpenAIBackend  # noqa: E402
+from tutorzoo.envs import labels  # noqa: E402
+from tutorzoo.envs.errors import DatasetError  # noqa: E402
+from tutorzoo.envs.tasks import get_task_set  # noqa: E402
+from tutorzoo.eval.agreement import FIELDS, agreement, load_gold  # noqa: E402
 
 SLICE = ("m01", "s01", "s03")  # a math dialogue and two STEM ones whose disciplines change (transfer = true)
 TUTOR_KEYS = ("teacher_intent", "teaching_strategy", "teacher_guidance_level", "discipline")

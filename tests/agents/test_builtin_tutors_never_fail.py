@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from agents.student import SimulatedStudent, load_personas
-from agents.tutor import BUILTIN_TUTORS, make_tutor
-from envs.config import EpisodeSpec
-from eval.rollout import run_episode
+from tutorzoo.agents.student import SimulatedStudent, load_personas
+from tutorzoo.agents.tutor import BUILTIN_TUTORS, make_tutor
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.eval.rollout import run_episode
 
 
 @pytest.mark.parametrize("task_set", ["math", "stem", "mcq"])

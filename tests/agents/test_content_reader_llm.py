@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 from chat_server import ChatServer, Reply
 
-from agents.backends.base import GenerationConfig, GenerationResult
-from agents.content_reader_llm import LLMContentReader, ReaderReplyError, make_reader, parse_reading
-from envs.content import EMPTY, ContentReader
-from envs.errors import ConfigError, DatasetError
-from envs.tasks import get_task_set
-from eval.agreement import main as agreement_main
-from eval.reader_agreement import READER_FIELDS, load_reader_gold, reader_agreement, turn_labels
+from tutorzoo.agents.backends.base import GenerationConfig, GenerationResult
+from tutorzoo.agents.content_reader_llm import LLMContentReader, ReaderReplyError, make_reader, parse_reading
+from tutorzoo.envs.content import EMPTY, ContentReader
+from tutorzoo.envs.errors import ConfigError, DatasetError
+from tutorzoo.envs.tasks import get_task_set
+from tutorzoo.eval.agreement import main as agreement_main
+from tutorzoo.eval.reader_agreement import READER_FIELDS, load_reader_gold, reader_agreement, turn_labels
 
 WATER_ROCKET = get_task_set("stem").build("water_rocket", np.random.default_rng(0))
 GOOD = {"claims": [{"kc": "action_reaction", "verdict": "true", "question": False, "affirms": None,
@@ -223,9 +223,9 @@ def test_agreement_cli_scores_readers(capsys: pytest.CaptureFixture[str]) -> Non
 def test_the_env_reads_with_the_reader_it_is_given() -> None:
     """``reader=`` replaces the rule reader for every tutor turn: a model reader that fails on every turn reads
     no content (fails closed: no component, nothing learned), and the rule factory is the default."""
-    from agents.content_reader_llm import reader_factory
-    from agents.student import SimulatedStudent
-    from envs import tutoring_v0
+    from tutorzoo.agents.content_reader_llm import reader_factory
+    from tutorzoo.agents.student import SimulatedStudent
+    from tutorzoo.envs import tutoring_v0
 
     readers: list[LLMContentReader] = []
 

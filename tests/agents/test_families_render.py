@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from agents.backends.chat_render import (  # noqa: E402
+from tutorzoo.agents.backends.chat_render import (  # noqa: E402
     PINNED_DATE,
     ChatRenderer,
     RenderError,
@@ -19,7 +19,7 @@ from agents.backends.chat_render import (  # noqa: E402
     merge_roles,
     strip_reasoning,
 )
-from train.tiny_families import FAMILIES, build_family_tokenizer  # noqa: E402
+from tutorzoo.train.tiny_families import FAMILIES, build_family_tokenizer  # noqa: E402
 
 # the env's tutor-side chat: system, then two user messages in a row (pre-test summary, the student's opener)
 CONVERSATION = [
@@ -165,9 +165,9 @@ def test_a_tokenizer_without_template_is_a_clear_error(family: tuple[str, object
 def test_openai_backend_shapes_messages_and_strips_reasoning() -> None:
     """The OpenAI-compatible backend sends merged (and, when asked, folded) messages, the template kwargs, and
     strips a reasoning block from the reply (a real HTTP server on loopback)."""
-    from agents.backends.base import GenerationConfig
-    from agents.backends.openai_compat import OpenAIBackend
     from tests.chat_server import ChatServer
+    from tutorzoo.agents.backends.base import GenerationConfig
+    from tutorzoo.agents.backends.openai_compat import OpenAIBackend
 
     with ChatServer() as server:
         server.script("<think>\nhm\n</think>\n\nWhat is 8 divided by 4?")
@@ -191,8 +191,8 @@ PAD_FIX = {  # how the recipes fix each family's pad token as shipped (None: the
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_the_recipes_fix_the_pad_token_as_shipped(name: str, tmp_path: Path) -> None:
-    from train.common import load_chat_model
-    from train.tiny_families import build_family_model
+    from tutorzoo.train.common import load_chat_model
+    from tutorzoo.train.tiny_families import build_family_model
 
     model, tok = load_chat_model(str(build_family_model(name, tmp_path / name)))
     fix = tok.init_kwargs.get("tutorzoo_pad_fix")
@@ -205,17 +205,17 @@ def test_the_recipes_fix_the_pad_token_as_shipped(name: str, tmp_path: Path) -> 
 @pytest.mark.parametrize(("choice", "expected"), [("add", "added"), ("<|reserved_special_token_1|>", "given"),
                                                   ("reserved", "reserved")])
 def test_pad_token_choice(choice: str, expected: str, tmp_path: Path) -> None:
-    from train.common import load_chat_model
-    from train.tiny_families import build_family_model
+    from tutorzoo.train.common import load_chat_model
+    from tutorzoo.train.tiny_families import build_family_model
 
     _model, tok = load_chat_model(str(build_family_model("llama3_2", tmp_path / "l")), pad_token=choice)
     assert tok.init_kwargs["tutorzoo_pad_fix"].startswith(expected)
 
 
 def test_an_impossible_pad_choice_names_the_fix(tmp_path: Path) -> None:
-    from envs.errors import ConfigError
-    from train.common import load_chat_model
-    from train.tiny_families import build_family_model
+    from tutorzoo.envs.errors import ConfigError
+    from tutorzoo.train.common import load_chat_model
+    from tutorzoo.train.tiny_families import build_family_model
 
     path = str(build_family_model("smollm2", tmp_path / "s"))
     with pytest.raises(ConfigError, match="no unused reserved token; set pad_token: add"):
@@ -225,7 +225,7 @@ def test_an_impossible_pad_choice_names_the_fix(tmp_path: Path) -> None:
 
 
 def test_grpo_picks_token_tracking_only_for_prefix_stable_templates(family: tuple[str, object]) -> None:
-    from train.grpo_rollout import prefix_stable
+    from tutorzoo.train.grpo_rollout import prefix_stable
 
     name, tok = family
     assert prefix_stable(ChatRenderer(tok)) == (name not in ("qwen3", "phi3", "phi3_5"))

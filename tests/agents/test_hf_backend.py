@@ -12,15 +12,15 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from agents.backends import make_backend  # noqa: E402
-from agents.backends.base import GenerationConfig  # noqa: E402
-from agents.backends.hf import HFBackend  # noqa: E402
-from agents.student import SimulatedStudent  # noqa: E402
-from agents.tutor.llm import LLMTutor  # noqa: E402
-from envs.config import EpisodeSpec  # noqa: E402
-from envs.errors import ConfigError  # noqa: E402
-from eval.rollout import run_episode  # noqa: E402
-from train.tiny_model import build_tiny_model  # noqa: E402
+from tutorzoo.agents.backends import make_backend  # noqa: E402
+from tutorzoo.agents.backends.base import GenerationConfig  # noqa: E402
+from tutorzoo.agents.backends.hf import HFBackend  # noqa: E402
+from tutorzoo.agents.student import SimulatedStudent  # noqa: E402
+from tutorzoo.agents.tutor.llm import LLMTutor  # noqa: E402
+from tutorzoo.envs.config import EpisodeSpec  # noqa: E402
+from tutorzoo.envs.errors import ConfigError  # noqa: E402
+from tutorzoo.eval.rollout import run_episode  # noqa: E402
+from tutorzoo.train.tiny_model import build_tiny_model  # noqa: E402
 
 SYSTEM = {"role": "system", "content": "You are a patient tutor."}
 

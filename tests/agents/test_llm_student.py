@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from agents.backends.base import GenerationConfig, GenerationResult
-from agents.student import SimulatedStudent, get_persona
-from agents.student.llm import LLMStudent, describe_persona
-from agents.tutor.builtin import SocraticTutor
-from envs.config import EpisodeSpec
-from envs.errors import ConfigError
-from eval.rollout import run_episode
+from tutorzoo.agents.backends.base import GenerationConfig, GenerationResult
+from tutorzoo.agents.student import SimulatedStudent, get_persona
+from tutorzoo.agents.student.llm import LLMStudent, describe_persona
+from tutorzoo.agents.tutor.builtin import SocraticTutor
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.eval.rollout import run_episode
 
 SPEC = EpisodeSpec(task_set="math", persona="weak_knowledge_partly_wrong", seed=3, protocol={"max_turns": 4})
 MCQ = EpisodeSpec(task_set="mcq", persona="anxious", seed=1, protocol={"max_turns": 3})
@@ -149,7 +149,7 @@ def test_a_rewording_may_not_state_the_tasks_answer() -> None:
 
 def test_hybrid_with_the_tiny_model_keeps_labels_and_test_answers(tiny_model_dir: Path) -> None:
     pytest.importorskip("torch")
-    from agents.backends.hf import HFBackend
+    from tutorzoo.agents.backends.hf import HFBackend
 
     backend = HFBackend(str(tiny_model_dir), threads=1)
     student = LLMStudent(backend, persona=SPEC.persona, mode="hybrid", config=GenerationConfig(max_new_tokens=30))
@@ -168,7 +168,7 @@ def test_hybrid_with_the_tiny_model_keeps_labels_and_test_answers(tiny_model_dir
 
 def test_llm_mode_with_the_tiny_model_is_reproducible(tiny_model_dir: Path) -> None:
     pytest.importorskip("torch")
-    from agents.backends.hf import HFBackend
+    from tutorzoo.agents.backends.hf import HFBackend
 
     backend = HFBackend(str(tiny_model_dir), threads=1)
 

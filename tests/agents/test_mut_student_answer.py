@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from agents.student.model import answer_item, begin_posttest, item_mastery, p_correct
-from envs.tasks.base import Item
 from tests.agents.test_mut_student_respond import ADD, EPS, EQ, MIX, student
 from tests.student_fixtures import TASK
+from tutorzoo.agents.student.model import answer_item, begin_posttest, item_mastery, p_correct
+from tutorzoo.envs.tasks.base import Item
 
 PRE_ADD, PRE_COMPARE = TASK.pretest[0], TASK.pretest[1]  # 5/6 (add_across answers 2/5); choice B of 3
 

@@ -15,11 +15,11 @@ import math
 import numpy as np
 import pytest
 
-from agents.student import get_persona
-from agents.student.model import StudentState, init_state, respond
-from envs.acts import TutorAct
-from envs.content import Claim, Reading
 from tests.student_fixtures import TASK
+from tutorzoo.agents.student import get_persona
+from tutorzoo.agents.student.model import StudentState, init_state, respond
+from tutorzoo.envs.acts import TutorAct
+from tutorzoo.envs.content import Claim, Reading
 
 EQ, ADD, MIX = "equivalent_fractions", "fraction_addition", "mixing"  # ADD needs EQ; ADD <-> MIX linked
 T = 0.3
@@ -777,7 +777,7 @@ def test_a_told_answer_gets_one_chance_to_be_memorised() -> None:
 
 @pytest.mark.parametrize("linked", [None, ADD, "not_in_this_task"], ids=["no-component", "itself", "unknown"])
 def test_a_link_without_another_component_boosts_but_teaches_no_other(linked: str | None) -> None:
-    from envs.tasks.base import KCLink
+    from tutorzoo.envs.tasks.base import KCLink
 
     state = student(mastery={ADD: 0.5})
     state.kcs[ADD] = state.kcs[ADD].model_copy(update={"links": (

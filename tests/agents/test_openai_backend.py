@@ -10,14 +10,14 @@ from chat_server import ChatServer, Reply
 
 pytest.importorskip("openai")
 
-from agents.backends import make_backend  # noqa: E402
-from agents.backends.base import ChatBackend, GenerationConfig  # noqa: E402
-from agents.backends.openai_compat import OpenAIBackend  # noqa: E402
-from agents.student import SimulatedStudent  # noqa: E402
-from agents.tutor import make_tutor  # noqa: E402
-from envs.config import EpisodeSpec  # noqa: E402
-from envs.errors import ConfigError  # noqa: E402
-from eval.rollout import run_episode, run_specs  # noqa: E402
+from tutorzoo.agents.backends import make_backend  # noqa: E402
+from tutorzoo.agents.backends.base import ChatBackend, GenerationConfig  # noqa: E402
+from tutorzoo.agents.backends.openai_compat import OpenAIBackend  # noqa: E402
+from tutorzoo.agents.student import SimulatedStudent  # noqa: E402
+from tutorzoo.agents.tutor import make_tutor  # noqa: E402
+from tutorzoo.envs.config import EpisodeSpec  # noqa: E402
+from tutorzoo.envs.errors import ConfigError  # noqa: E402
+from tutorzoo.eval.rollout import run_episode, run_specs  # noqa: E402
 
 SECRET = "sk-test-SECRET-0123456789"
 HELLO = [{"role": "system", "content": "You are a tutor."}, {"role": "user", "content": "Hi"}]
@@ -67,7 +67,7 @@ def test_retryable_fault_then_success(server: ChatServer, fault: Reply) -> None:
 
 
 def test_backoff_doubles_deterministically(server: ChatServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    import agents.backends.openai_compat as mod
+    import tutorzoo.agents.backends.openai_compat as mod
 
     slept: list[float] = []
     monkeypatch.setattr(mod.time, "sleep", slept.append)
@@ -101,7 +101,7 @@ def test_retry_log_never_shows_the_key(server: ChatServer, monkeypatch: pytest.M
                                       caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setenv("TUTORZOO_TEST_KEY", SECRET)
     server.script(Reply.error(503, f"overloaded, key {SECRET}"), "ok")
-    with caplog.at_level("WARNING", logger="agents.backends.openai_compat"):
+    with caplog.at_level("WARNING", logger="tutorzoo.agents.backends.openai_compat"):
         [result] = backend_for(server, api_key_env="TUTORZOO_TEST_KEY").generate([HELLO], CONFIG)
     assert result.text == "ok"
     assert "attempt 1/5 failed (HTTP 503: overloaded, key ***)" in caplog.text and SECRET not in caplog.text

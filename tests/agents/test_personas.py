@@ -7,9 +7,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.student import Persona, PersonaDistribution, SimulatedStudent, get_persona, load_distribution, load_personas
-from agents.student.personas import PERSONA_DIR, load_persona_file
-from envs.errors import ConfigError
+from tutorzoo.agents.student import (
+    Persona,
+    PersonaDistribution,
+    SimulatedStudent,
+    get_persona,
+    load_distribution,
+    load_personas,
+)
+from tutorzoo.agents.student.personas import PERSONA_DIR, load_persona_file
+from tutorzoo.envs.errors import ConfigError
 
 YAMLS = sorted(PERSONA_DIR.glob("*.yaml"))
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.student import get_persona
-from agents.student.model import answer_item, begin_posttest, init_state, respond
-from envs.acts import TutorAct
-from envs.content import ContentReader
 from tests.student_fixtures import TASK
+from tutorzoo.agents.student import get_persona
+from tutorzoo.agents.student.model import answer_item, begin_posttest, init_state, respond
+from tutorzoo.envs.acts import TutorAct
+from tutorzoo.envs.content import ContentReader
 
 
 def _state(prior: float = 0.3, **persona_updates):

@@ -13,8 +13,9 @@ import time
 import numpy as np
 import pytest
 
-from agents.student import SimulatedStudent, get_persona, load_distribution
-from agents.student.model import (
+from tests.student_fixtures import TASK, act, grade, run_episode
+from tutorzoo.agents.student import SimulatedStudent, get_persona, load_distribution
+from tutorzoo.agents.student.model import (
     ACTIVE,
     REPAIRED,
     SUPPRESSED,
@@ -24,10 +25,9 @@ from agents.student.model import (
     p_correct,
     respond,
 )
-from envs.acts import StudentTurn
-from envs.labels import BLOOM_LEVELS, COGNITION_STATES
-from envs.tasks.base import Item, Task
-from tests.student_fixtures import TASK, act, grade, run_episode
+from tutorzoo.envs.acts import StudentTurn
+from tutorzoo.envs.labels import BLOOM_LEVELS, COGNITION_STATES
+from tutorzoo.envs.tasks.base import Item, Task
 
 N = 300
 ALL_ITEMS = ("pre_add", "pre_compare", "pre_mix")
@@ -436,7 +436,7 @@ def test_garbage_inputs_do_not_crash() -> None:
     with pytest.raises(ValueError, match="phase"):
         student.act({}, {"phase": "lunch", "task": TASK})
     student.reset(0)
-    with pytest.raises(ValueError, match="full envs.tasks.base.Task"):
+    with pytest.raises(ValueError, match="full tutorzoo.envs.tasks.base.Task"):
         student.act({}, {"phase": "dialogue", "task": TASK.public_view(), "tutor_act": None})
 
 

@@ -2,7 +2,8 @@
 
 An LLM tutor conditioned on the student's text learns from what the text says, so the text must not contradict
 the student's answer or borrow another item's numbers. Checked on many socratic episodes (math and stem,
-several personas and seeds) with the content reader (:mod:`envs.content`) and the grader (:mod:`envs.grading`):
+several personas and seeds) with the content reader (:mod:`tutorzoo.envs.content`) and the grader
+(:mod:`tutorzoo.envs.grading`):
 
 - **numbers**: every number a test answer's reasoning states is one of the item's own (its stem, options,
   correct and misconception solutions, answers), the stated answer, or derived from those by a relation the
@@ -34,18 +35,18 @@ import numpy as np
 import pytest
 import yaml
 
-from agents.student import SimulatedStudent, TemplateVerbaliser, get_persona
-from agents.student.model import Answer, init_state, nudge_answer
-from agents.student.verbaliser import TEMPLATES
-from agents.tutor import make_tutor
-from envs.config import EpisodeSpec
-from envs.content import _REL, FALSE, TRUE, ContentReader, _chains, normalise, sentences
-from envs.errors import ConfigError
-from envs.grading import equivalent, extract_choice, extract_value, number_mentions, parse_number
-from envs.tasks import get_task_set
-from envs.tasks.base import Item, Task
-from eval.rollout import run_episode
 from tests.student_fixtures import TASK as FIXTURE
+from tutorzoo.agents.student import SimulatedStudent, TemplateVerbaliser, get_persona
+from tutorzoo.agents.student.model import Answer, init_state, nudge_answer
+from tutorzoo.agents.student.verbaliser import TEMPLATES
+from tutorzoo.agents.tutor import make_tutor
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.content import _REL, FALSE, TRUE, ContentReader, _chains, normalise, sentences
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.grading import equivalent, extract_choice, extract_value, number_mentions, parse_number
+from tutorzoo.envs.tasks import get_task_set
+from tutorzoo.envs.tasks.base import Item, Task
+from tutorzoo.eval.rollout import run_episode
 
 PERSONAS = (
     "all_round_partly_wrong", "weak_knowledge_partly_wrong", "poor_knowledge_mastery", "chatty", "terse",

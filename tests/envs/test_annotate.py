@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from envs.act_text import verbalise_act
-from envs.acts import TutorAct
-from envs.annotate import AnnotationContext, Annotator
-from envs.leak import AnswerKey
-from envs.tasks import get_task_set
+from tutorzoo.envs.act_text import verbalise_act
+from tutorzoo.envs.acts import TutorAct
+from tutorzoo.envs.annotate import AnnotationContext, Annotator
+from tutorzoo.envs.leak import AnswerKey
+from tutorzoo.envs.tasks import get_task_set
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from envs.content import FALSE, TRUE, ContentReader, normalise, sentences
-from envs.tasks import get_task_set
+from tutorzoo.envs.content import FALSE, TRUE, ContentReader, normalise, sentences
+from tutorzoo.envs.tasks import get_task_set
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from envs.content import FALSE, TRUE, ContentReader, normalise
-from envs.tasks import get_task_set
+from tutorzoo.envs.content import FALSE, TRUE, ContentReader, normalise
+from tutorzoo.envs.tasks import get_task_set
 
 _READERS: dict[tuple[str, str], ContentReader] = {}
 

@@ -8,12 +8,12 @@ from collections.abc import Sequence
 
 import pytest
 
-from agents.student import SimulatedStudent
-from agents.tutor.builtin import SocraticTutor
-from envs.config import EpisodeSpec
-from envs.engine import BatchOfOne, is_batched, play, tutor_seat
-from envs.protocols import BatchedTutor, EpisodeTutor, StopEpisode, Tutor, TutorTurn
-from envs.seeding import derive_seed
+from tutorzoo.agents.student import SimulatedStudent
+from tutorzoo.agents.tutor.builtin import SocraticTutor
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.engine import BatchOfOne, is_batched, play, tutor_seat
+from tutorzoo.envs.protocols import BatchedTutor, EpisodeTutor, StopEpisode, Tutor, TutorTurn
+from tutorzoo.envs.seeding import derive_seed
 
 SPECS = [EpisodeSpec(task_set="math", persona="all_round_partly_wrong", seed=s, protocol={"max_turns": 2 + s})
          for s in range(3)]

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from agents.student import SimulatedStudent
-from agents.tutor import make_tutor
-from envs.config import EpisodeSpec
-from eval.rollout import run_episode
-from train.dpo_pairs import ReplayTutor, collect_states, replay
+from tutorzoo.agents.student import SimulatedStudent
+from tutorzoo.agents.tutor import make_tutor
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.eval.rollout import run_episode
+from tutorzoo.train.dpo_pairs import ReplayTutor, collect_states, replay
 
 SPECS = [
     EpisodeSpec(task_set="math", persona="weak_knowledge_partly_wrong", seed=1, protocol={"max_turns": 4}),

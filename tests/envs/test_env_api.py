@@ -18,10 +18,10 @@ from pettingzoo.test import (
     seed_test,
 )
 
-import envs  # noqa: F401 - registers the Gymnasium ids
-from envs import tutoring_v0
-from envs.errors import ConfigError
-from envs.labels import TURN_FIELDS
+from tutorzoo import envs  # noqa: F401 - registers the Gymnasium ids
+from tutorzoo.envs import tutoring_v0
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.labels import TURN_FIELDS
 
 CONFIGS = {
     "math-text": {"task_set": "math"},
@@ -184,7 +184,7 @@ def test_tutor_never_sees_the_hidden_state_or_the_options():
 
 
 def test_make_config_returns_the_same_immutable_config_for_the_same_arguments():
-    from envs.config import make_config
+    from tutorzoo.envs.config import make_config
 
     a = make_config(task_set="math", max_turns=4, action_mode="act")
     assert make_config(action_mode="act", max_turns=4, task_set="math") is a  # validated once

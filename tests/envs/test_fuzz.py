@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from envs import tutoring_v0
+from tutorzoo.envs import tutoring_v0
 
 CONFIGS = (
     {"task_set": "math", "action_mode": "text"},

@@ -1,4 +1,4 @@
-"""Tests of envs.grading: answer extraction, exact number parsing, equivalence and item grading."""
+"""Tests of tutorzoo.envs.grading: answer extraction, exact number parsing, equivalence and item grading."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from envs.grading import (
+from tutorzoo.envs.grading import (
     Grade,
     equivalent,
     extract_choice,
@@ -17,7 +17,7 @@ from envs.grading import (
     parse_number,
     parse_quantity,
 )
-from envs.tasks.base import Item
+from tutorzoo.envs.tasks.base import Item
 
 
 def _rows(cases: list[tuple]) -> list:

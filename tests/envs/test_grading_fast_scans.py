@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
-from envs import grading as g
+from tutorzoo.envs import grading as g
 
 NUMBER_CASES = [
     "",

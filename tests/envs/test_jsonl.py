@@ -1,11 +1,11 @@
-"""``envs.jsonl.json_object_line``: one JSON Lines record, or an error naming the line and the fix."""
+"""``tutorzoo.envs.jsonl.json_object_line``: one JSON Lines record, or an error naming the line and the fix."""
 
 from __future__ import annotations
 
 import pytest
 
-from envs.errors import DatasetError
-from envs.jsonl import json_object_line
+from tutorzoo.envs.errors import DatasetError
+from tutorzoo.envs.jsonl import json_object_line
 
 
 @pytest.mark.parametrize(("raw", "message"), [

@@ -1,4 +1,4 @@
-"""Tests of envs.leak: the answer-leak detector, its labelled test set and its evaluation CLI."""
+"""Tests of tutorzoo.envs.leak: the answer-leak detector, its labelled test set and its evaluation CLI."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from envs.errors import DatasetError
-from envs.leak import KINDS, AnswerKey, LeakReport, evaluate, find_leaks, main
+from tutorzoo.envs.errors import DatasetError
+from tutorzoo.envs.leak import KINDS, AnswerKey, LeakReport, evaluate, find_leaks, main
 
 CASES = Path(__file__).resolve().parents[1] / "data" / "leak_cases.jsonl"
 

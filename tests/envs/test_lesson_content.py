@@ -1,7 +1,9 @@
 """The checkable content of the stem lessons: every KC's ``facts`` and every misconception's ``refutations``.
 
-The lesson schema (:class:`envs.tasks.stem.Lesson`) requires them, a lesson without them is refused with the file,
-the field and the fix, and the content reader (:mod:`envs.content`) credits each of them when a tutor states it.
+The lesson schema (:class:`tutorzoo.envs.tasks.stem.Lesson`) requires them, a lesson without them is refused with the
+file,
+the field and the fix, and the content reader (:mod:`tutorzoo.envs.content`) credits each of them when a tutor states
+it.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ import numpy as np
 import pytest
 import yaml
 
-from envs.content import FALSE, TRUE, ContentReader
-from envs.errors import DatasetError
-from envs.tasks.stem import DEFAULT_LESSONS_DIR, StemTaskSet, load_lesson
+from tutorzoo.envs.content import FALSE, TRUE, ContentReader
+from tutorzoo.envs.errors import DatasetError
+from tutorzoo.envs.tasks.stem import DEFAULT_LESSONS_DIR, StemTaskSet, load_lesson
 
 LESSONS = StemTaskSet()
 TASKS = {tid: LESSONS.build(tid, np.random.default_rng(0)) for tid in LESSONS.task_ids()}

@@ -8,13 +8,21 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from envs.errors import ConfigError, DatasetError
-from envs.grading import equivalent, parse_number
-from envs.tasks import get_task_set
-from envs.tasks.base import Task
-from envs.tasks.math import FAMILIES, LEVELS, MathTaskSet, erroneous_solution, follow_ups, seed_problem, similar
-from envs.tasks.math.material import fill, load_material
-from envs.tasks.math.numbers import fmt_decimal, fmt_fraction, fmt_value
+from tutorzoo.envs.errors import ConfigError, DatasetError
+from tutorzoo.envs.grading import equivalent, parse_number
+from tutorzoo.envs.tasks import get_task_set
+from tutorzoo.envs.tasks.base import Task
+from tutorzoo.envs.tasks.math import (
+    FAMILIES,
+    LEVELS,
+    MathTaskSet,
+    erroneous_solution,
+    follow_ups,
+    seed_problem,
+    similar,
+)
+from tutorzoo.envs.tasks.math.material import fill, load_material
+from tutorzoo.envs.tasks.math.numbers import fmt_decimal, fmt_fraction, fmt_value
 
 TASK_SET = MathTaskSet()
 IDS = TASK_SET.task_ids()

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from envs.errors import ConfigError, DatasetError
-from envs.labels import DISCIPLINES
-from envs.tasks import get_task_set
-from envs.tasks.base import Task
-from envs.tasks.mcq import DEFAULT_BANK, McqTaskSet, dump_bank, load_bank, snake_case
+from tutorzoo.envs.errors import ConfigError, DatasetError
+from tutorzoo.envs.labels import DISCIPLINES
+from tutorzoo.envs.tasks import get_task_set
+from tutorzoo.envs.tasks.base import Task
+from tutorzoo.envs.tasks.mcq import DEFAULT_BANK, McqTaskSet, dump_bank, load_bank, snake_case
 
 EDUQ_RECORDS = [
     {"id": "mmlu_pro_70", "source": "mmlu-pro-stratified",

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from envs.grading import (
+from tutorzoo.envs.grading import (
     equivalent,
     extract_choice,
     extract_value,
@@ -16,7 +16,7 @@ from envs.grading import (
     parse_number,
     same_number,
 )
-from envs.tasks.base import Item
+from tutorzoo.envs.tasks.base import Item
 
 
 def _rows(cases: list[tuple]) -> list:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from envs.leak import AnswerKey, find_leaks
+from tutorzoo.envs.leak import AnswerKey, find_leaks
 
 FIVE_SIXTHS = AnswerKey("q", "5/6")
 

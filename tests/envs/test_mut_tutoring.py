@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from envs.tutoring import TutoringEnv
+from tutorzoo.envs.tutoring import TutoringEnv
 
 QUESTION = "Which part of the problem feels unclear to you right now?"
 WRONG = "The answer is 987654."
@@ -392,8 +392,8 @@ def _last_tutor_features(env: TutoringEnv, tutor: str) -> list[float]:
 
 
 def test_the_revealed_feature_stays_on_after_a_leak() -> None:
-    from envs import spaces as tzs
-    from envs.labels import COGNITION_STATES
+    from tutorzoo.envs import spaces as tzs
+    from tutorzoo.envs.labels import COGNITION_STATES
 
     revealed = 5 + tzs.MAX_KCS + len(COGNITION_STATES) + 1
     env = TutoringEnv(task_set="math", task_id="fraction_addition", max_turns=2)

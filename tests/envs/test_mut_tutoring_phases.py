@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from envs.tutoring import TutoringEnv
 from tests.envs.test_mut_tutoring import QUESTION, Leaky, right
+from tutorzoo.envs.tutoring import TutoringEnv
 
 LIMIT = "The dialogue is over; the post-test is starting."
 

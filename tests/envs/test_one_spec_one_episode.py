@@ -1,11 +1,12 @@
 """One spec, one episode: every way of playing a spec with a deterministic tutor gives the same transcript, to the
 byte.
 
-The entry points: the harness (:func:`eval.rollout.run_episode`), ``tutorzoo rollout`` (the CLI), the batched
-lockstep rollout (:func:`eval.batch.run_batched`, several episodes in flight), the Gymnasium tutor view
+The entry points: the harness (:func:`tutorzoo.eval.rollout.run_episode`), ``tutorzoo rollout`` (the CLI), the batched
+lockstep rollout (:func:`tutorzoo.eval.batch.run_batched`, several episodes in flight), the Gymnasium tutor view
 (``tutorzoo/Tutor-v0``, the tutor outside, the student embedded), the Gymnasium student view
-(``tutorzoo/Student-v0``, the reverse) and ``tutorzoo play``'s scripted path (:func:`eval.play.play_episode`
-fed the harness's tutor turns). Each seeds its seats with :func:`envs.seeding.derive_seed`; before that function
+(``tutorzoo/Student-v0``, the reverse) and ``tutorzoo play``'s scripted path (:func:`tutorzoo.eval.play.play_episode`
+fed the harness's tutor turns). Each seeds its seats with :func:`tutorzoo.envs.seeding.derive_seed`; before that
+function
 was shared, the Gymnasium views played another student on every seed.
 """
 
@@ -19,14 +20,14 @@ import gymnasium as gym
 import pytest
 from rich.console import Console
 
-import envs  # noqa: F401  (registers the Gymnasium ids)
-from agents.student import SimulatedStudent
-from agents.tutor import make_tutor
-from envs.config import EpisodeSpec
-from envs.seeding import derive_seed
-from eval.batch import run_batched
-from eval.play import play_episode
-from eval.rollout import run_episode
+from tutorzoo import envs  # noqa: F401  (registers the Gymnasium ids)
+from tutorzoo.agents.student import SimulatedStudent
+from tutorzoo.agents.tutor import make_tutor
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.seeding import derive_seed
+from tutorzoo.eval.batch import run_batched
+from tutorzoo.eval.play import play_episode
+from tutorzoo.eval.rollout import run_episode
 
 TUTOR = "socratic"
 SPECS = [
@@ -151,7 +152,7 @@ def test_play_with_the_harness_tutor_turns_plays_the_harness_episode(harness: di
 
 
 def test_cli_rollout_plays_the_harness_episode(tmp_path: Any) -> None:
-    from eval.cli import main
+    from tutorzoo.eval.cli import main
 
     out = tmp_path / "run"
     code = main(["rollout", "--tutor", TUTOR, "--persona", "weak_knowledge_partly_wrong", "--task-set", "math",

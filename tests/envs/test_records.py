@@ -14,14 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.student import SimulatedStudent
-from agents.tutor import make_tutor
-from envs import spaces as tzs
-from envs import tutoring_v0
-from envs.acts import ACT_FIELD_KEYS
-from envs.config import EpisodeSpec
-from envs.labels import TURN_FIELDS
-from envs.records import (
+from tutorzoo.agents.student import SimulatedStudent
+from tutorzoo.agents.tutor import make_tutor
+from tutorzoo.envs import spaces as tzs
+from tutorzoo.envs import tutoring_v0
+from tutorzoo.envs.acts import ACT_FIELD_KEYS
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.labels import TURN_FIELDS
+from tutorzoo.envs.records import (
     ENDED_BY,
     LEGACY_TURN_KEYS,
     SCHEMA_VERSION,
@@ -32,10 +32,10 @@ from envs.records import (
     schema_version,
     turn_from_json,
 )
-from eval.cli import main
-from eval.metrics import episode_metrics
-from eval.rollout import run_episode
-from rewards.terms import canonical_transcript
+from tutorzoo.eval.cli import main
+from tutorzoo.eval.metrics import episode_metrics
+from tutorzoo.eval.rollout import run_episode
+from tutorzoo.rewards.terms import canonical_transcript
 
 ROOT = Path(__file__).resolve().parents[2]
 TUTOR_SID_KEYS = {"teacher_intent", "teaching_strategy", "teacher_guidance_level", "discipline", "discipline_transfer"}

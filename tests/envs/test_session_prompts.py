@@ -1,12 +1,12 @@
-"""The env's prompt texts are the files in ``envs/prompts/`` (:mod:`envs.session_prompts`), word for word."""
+"""The env's prompt texts are the files in ``envs/prompts/`` (:mod:`tutorzoo.envs.session_prompts`), word for word."""
 
 from __future__ import annotations
 
 import pytest
 
-from envs import tutoring_v0
-from envs.errors import ConfigError
-from envs.session_prompts import (
+from tutorzoo.envs import tutoring_v0
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.session_prompts import (
     PROMPT_DIR,
     STUDENT_SYSTEM_PROMPT,
     TEST_ANSWER_FORMAT,

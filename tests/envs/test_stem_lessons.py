@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 import yaml
 
-from envs.errors import ConfigError, DatasetError
-from envs.labels import DISCIPLINES
-from envs.tasks import get_task_set
-from envs.tasks.base import Task
-from envs.tasks.stem import DEFAULT_LESSONS_DIR, StemTaskSet, load_lesson
+from tutorzoo.envs.errors import ConfigError, DatasetError
+from tutorzoo.envs.labels import DISCIPLINES
+from tutorzoo.envs.tasks import get_task_set
+from tutorzoo.envs.tasks.base import Task
+from tutorzoo.envs.tasks.stem import DEFAULT_LESSONS_DIR, StemTaskSet, load_lesson
 
 FILES = sorted(DEFAULT_LESSONS_DIR.glob("*.yaml"))
 FILE_IDS = [f.stem for f in FILES]

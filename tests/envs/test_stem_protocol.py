@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from agents.student import SimulatedStudent, load_personas
-from agents.tutor import BUILTIN_TUTORS, make_tutor
-from envs.config import EpisodeSpec
-from envs.tasks import get_task_set
-from eval.rollout import run_episode
+from tutorzoo.agents.student import SimulatedStudent, load_personas
+from tutorzoo.agents.tutor import BUILTIN_TUTORS, make_tutor
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.tasks import get_task_set
+from tutorzoo.eval.rollout import run_episode
 
 SID = {"max_turns": 8, "opener": "student", "posttest": "both"}
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from agents.student import SimulatedStudent
-from envs.config import EpisodeSpec
-from envs.engine import play
-from envs.spaces import CHARSET, MAX_UTTERANCE_CHARS, normalize_text
+from tutorzoo.agents.student import SimulatedStudent
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.engine import play
+from tutorzoo.envs.spaces import CHARSET, MAX_UTTERANCE_CHARS, normalize_text
 
 
 @pytest.mark.parametrize(("raw", "expected"), [

@@ -14,15 +14,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.student import SimulatedStudent, load_personas
-from agents.student.model import init_state, respond
-from agents.student.personas import get_persona
-from agents.tutor import TUTORS, make_tutor
-from envs import wellformed
-from envs.annotate import AnnotationContext, Annotator
-from envs.config import EpisodeSpec
-from envs.tasks import get_task_set
-from eval.rollout import run_episode
+from tutorzoo.agents.student import SimulatedStudent, load_personas
+from tutorzoo.agents.student.model import init_state, respond
+from tutorzoo.agents.student.personas import get_persona
+from tutorzoo.agents.tutor import TUTORS, make_tutor
+from tutorzoo.envs import wellformed
+from tutorzoo.envs.annotate import AnnotationContext, Annotator
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.tasks import get_task_set
+from tutorzoo.eval.rollout import run_episode
 
 GOLD = Path(__file__).resolve().parents[2] / "eval" / "data" / "gold_annotations.jsonl"
 
@@ -89,8 +89,8 @@ def test_random_tokens_of_the_tiny_model_are_flagged(tiny_model_dir, stem_task):
 
 @pytest.mark.slow
 def test_an_untrained_model_tutor_earns_no_sid_credit(tiny_model_dir):
-    from rewards.sid import sid_metrics
-    from rewards.terms import canonical_transcript
+    from tutorzoo.rewards.sid import sid_metrics
+    from tutorzoo.rewards.terms import canonical_transcript
 
     spec = EpisodeSpec(task_set="stem", persona="weak_knowledge_partly_wrong", seed=0)
     tutor = make_tutor(f"hf:{tiny_model_dir}", threads=1)

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from envs.errors import DatasetError
-from envs.labels import BLOOM_LEVELS, COGNITION_STATES, DISCIPLINES, GUIDANCE_LEVELS, INTENTS, STRATEGIES
-from envs.tasks import get_task_set
-from eval.agreement import (
+from tutorzoo.envs.errors import DatasetError
+from tutorzoo.envs.labels import BLOOM_LEVELS, COGNITION_STATES, DISCIPLINES, GUIDANCE_LEVELS, INTENTS, STRATEGIES
+from tutorzoo.envs.tasks import get_task_set
+from tutorzoo.eval.agreement import (
     ALL_FIELDS,
     CONTENT_FIELDS,
     FIELDS,
@@ -225,7 +225,7 @@ def test_content_fields_scored_only_on_content_records(rule_report, gold):
 def _run_agreement(*args: str) -> subprocess.CompletedProcess:
     """`tutorzoo agreement ...` as a user runs it (the venv's console script), on a wide terminal."""
     exe = Path(sys.executable).with_name("tutorzoo")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "eval.cli"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "tutorzoo.eval.cli"]
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
     return subprocess.run([*cmd, "agreement", *args], capture_output=True, text=True, env=env, timeout=300,
                           cwd=Path(__file__).resolve().parents[2])

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from agents.student import SimulatedStudent
-from agents.tutor.builtin import SocraticTutor
-from envs.config import EpisodeSpec
-from envs.protocols import PartialBatchError, TutorTurn
-from eval.batch import run_batched
-from eval.rollout import run_episode
+from tutorzoo.agents.student import SimulatedStudent
+from tutorzoo.agents.tutor.builtin import SocraticTutor
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.protocols import PartialBatchError, TutorTurn
+from tutorzoo.eval.batch import run_batched
+from tutorzoo.eval.rollout import run_episode
 
 PERSONAS = ("all_round_partly_wrong", "weak_knowledge_asks_for_hint", "anxious", "chatty")
 # mcq with low_motivation_correct_and_extends is avoided: the Socratic tutor recurses without end there
@@ -148,9 +148,9 @@ def test_bad_batch_size_is_refused() -> None:
 
 def test_llm_tutor_on_the_tiny_model_runs_batched_and_reproducibly(tiny_model_dir: Path) -> None:
     pytest.importorskip("torch")
-    from agents.backends.base import GenerationConfig
-    from agents.backends.hf import HFBackend
-    from agents.tutor.llm import LLMTutor
+    from tutorzoo.agents.backends.base import GenerationConfig
+    from tutorzoo.agents.backends.hf import HFBackend
+    from tutorzoo.agents.tutor.llm import LLMTutor
 
     backend = HFBackend(str(tiny_model_dir), batch_size=8, threads=1)
     calls: list[int] = []

@@ -6,8 +6,8 @@ from __future__ import annotations
 import gymnasium as gym
 import pytest
 
-import envs  # noqa: F401  (registers tutorzoo/Tutor-v0)
-from envs.errors import ConfigError
+from tutorzoo import envs  # noqa: F401  (registers tutorzoo/Tutor-v0)
+from tutorzoo.envs.errors import ConfigError
 
 
 def _persona(env: gym.Env) -> str:
@@ -47,7 +47,7 @@ def test_bad_options_are_errors(options, needle):
 
 
 def test_a_family_draws_one_of_its_personas_per_episode():
-    from agents.student.personas import load_personas
+    from tutorzoo.agents.student.personas import load_personas
 
     family = sorted(n for n, p in load_personas().items() if p.family == "sid_core")
     env = gym.make("tutorzoo/Tutor-v0", persona="sid_core")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.rollout import episode_seed
+from tutorzoo.eval.rollout import episode_seed
 
 TUTORZOO = Path(sys.executable).with_name("tutorzoo")
 LONG_MODULE = "a_rather_long_module_for_tutors"

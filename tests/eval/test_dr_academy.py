@@ -7,16 +7,6 @@ import json
 
 import pytest
 
-from agents.tutor import make_tutor
-from envs.errors import ConfigError
-from eval.kinds.dr_academy import (
-    CRITERIA,
-    INTERDISCIPLINARY_CRITERIA,
-    DrAcademyKind,
-    majority,
-    parse_questions,
-)
-from eval.suite import load_suite
 from tests.chat_server import ChatServer
 from tests.item_fixtures import (
     ScriptedTutor,
@@ -26,6 +16,16 @@ from tests.item_fixtures import (
     suite,
     verdict_responder,
 )
+from tutorzoo.agents.tutor import make_tutor
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.eval.kinds.dr_academy import (
+    CRITERIA,
+    INTERDISCIPLINARY_CRITERIA,
+    DrAcademyKind,
+    majority,
+    parse_questions,
+)
+from tutorzoo.eval.suite import load_suite
 
 KIND = DrAcademyKind()
 SMALL = suite("small", lessons=["water_rocket", "solar_oven"], interdisciplinary=True, math=["fraction_addition"])
@@ -124,7 +124,7 @@ def test_garbage_judge_and_unparsable_tutor_fail_closed():
 
 
 def test_cli_end_to_end(tmp_path):
-    from eval.cli import main
+    from tutorzoo.eval.cli import main
 
     out = tmp_path / "run"
     assert main(["eval", "--suite", "dr-academy", "--limit", "5", "--workers", "1", "--out", str(out)]) == 0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from envs.errors import ConfigError
+from tutorzoo.envs.errors import ConfigError
 
 pytest.importorskip("transformers")
 
@@ -18,7 +18,7 @@ def _records(path: Path) -> list[dict]:
 
 
 def test_rollout_with_an_llm_student(tiny_model_dir: Path, tmp_path: Path) -> None:
-    from eval.cli import main
+    from tutorzoo.eval.cli import main
 
     rc = main(["rollout", "--tutor", "socratic", "--episodes", "2", "--max-turns", "2", "--out", str(tmp_path / "r"),
                "--no-html", "--student", f"llm:hf:{tiny_model_dir}", "--student-arg", "threads=1",
@@ -31,7 +31,7 @@ def test_rollout_with_an_llm_student(tiny_model_dir: Path, tmp_path: Path) -> No
 
 
 def test_eval_with_a_hybrid_student(tiny_model_dir: Path, tmp_path: Path) -> None:
-    from eval.cli import main
+    from tutorzoo.eval.cli import main
 
     rc = main(["eval", "--suite", "default", "--limit", "1", "--workers", "1", "--tutor", "socratic", "--no-html",
                "--out", str(tmp_path / "e"), "--student", f"hybrid:hf:{tiny_model_dir}", "--student-arg",
@@ -51,7 +51,7 @@ def test_eval_with_a_hybrid_student(tiny_model_dir: Path, tmp_path: Path) -> Non
 )
 def test_bad_student_options_name_the_fix(tmp_path: Path, name: str, argv: list[str], message: str,
                                           capsys: pytest.CaptureFixture) -> None:
-    from eval.cli import main
+    from tutorzoo.eval.cli import main
 
     rc = main(["rollout", "--out", str(tmp_path / "x"), *argv])
     assert rc == 2, name
@@ -60,7 +60,7 @@ def test_bad_student_options_name_the_fix(tmp_path: Path, name: str, argv: list[
 
 
 def test_suite_student_setting_is_checked() -> None:
-    from eval.kinds.episodes import EpisodeSettings
+    from tutorzoo.eval.kinds.episodes import EpisodeSettings
 
     assert EpisodeSettings(student="llm:hf:models/tiny").student == "llm:hf:models/tiny"
     with pytest.raises(ValueError, match="student must be"):
@@ -68,8 +68,8 @@ def test_suite_student_setting_is_checked() -> None:
 
 
 def test_make_student_factory() -> None:
-    from agents.student import SimulatedStudent
-    from agents.student.llm import make_student_factory
+    from tutorzoo.agents.student import SimulatedStudent
+    from tutorzoo.agents.student.llm import make_student_factory
 
     assert make_student_factory("simulated") is SimulatedStudent
     with pytest.raises(ConfigError, match="need an LLM student"):
@@ -77,9 +77,9 @@ def test_make_student_factory() -> None:
 
 
 def test_play_against_an_llm_student(tiny_model_dir: Path) -> None:
-    from agents.student.llm import make_student_factory
-    from envs.config import EpisodeSpec
-    from eval.play import play_episode
+    from tutorzoo.agents.student.llm import make_student_factory
+    from tutorzoo.envs.config import EpisodeSpec
+    from tutorzoo.eval.play import play_episode
 
     spec = EpisodeSpec(task_set="math", persona="anxious", seed=0, protocol={"max_turns": 2})
     student = make_student_factory(f"llm:hf:{tiny_model_dir}", threads=1, max_new_tokens=8)(spec.persona)

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from envs.errors import ConfigError
-from eval.cli import main as tutorzoo
-from eval.judges import load_rubric_spec
-from eval.judges.calibrate import agreement_stats, load_labels, quadratic_weighted_kappa
-from eval.judges.cli import add_judge_args, judge_config_from_args
-from eval.judges.sid import CRITERIA, RUBRIC
 from tests.chat_server import ChatServer
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.eval.cli import main as tutorzoo
+from tutorzoo.eval.judges import load_rubric_spec
+from tutorzoo.eval.judges.calibrate import agreement_stats, load_labels, quadratic_weighted_kappa
+from tutorzoo.eval.judges.cli import add_judge_args, judge_config_from_args
+from tutorzoo.eval.judges.sid import CRITERIA, RUBRIC
 
 SPEC = load_rubric_spec(RUBRIC)
 EXAMPLES = load_labels(SPEC)

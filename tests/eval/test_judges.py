@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from agents.backends.base import GenerationConfig, GenerationResult
-from agents.backends.openai_compat import OpenAIBackend
-from envs.errors import ConfigError
-from eval.judges import (
+from tests.chat_server import ChatServer, Reply
+from tutorzoo.agents.backends.base import GenerationConfig, GenerationResult
+from tutorzoo.agents.backends.openai_compat import OpenAIBackend
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.eval.judges import (
     Judge,
     JudgeConfig,
     Verdict,
@@ -22,11 +23,10 @@ from eval.judges import (
     make_judge_config,
     parse_sample,
 )
-from eval.judges.calibrate import labels_path, load_labels
-from eval.judges.judge import VerdictError, rubric_seed
-from eval.judges.rubric import CALIBRATION_DIR
-from eval.judges.sid import CRITERIA, RUBRIC, episode_variables, judge_episode, sid_rubric_metrics
-from tests.chat_server import ChatServer, Reply
+from tutorzoo.eval.judges.calibrate import labels_path, load_labels
+from tutorzoo.eval.judges.judge import VerdictError, rubric_seed
+from tutorzoo.eval.judges.rubric import CALIBRATION_DIR
+from tutorzoo.eval.judges.sid import CRITERIA, RUBRIC, episode_variables, judge_episode, sid_rubric_metrics
 
 RUBRIC_YAML = """\
 name: toy
@@ -356,9 +356,9 @@ def test_verdict_round_trip(toy):
 # -- SID -------------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def stem_records() -> list[dict]:
-    from agents.student import SimulatedStudent
-    from agents.tutor import make_tutor
-    from envs import tutoring_v0
+    from tutorzoo.agents.student import SimulatedStudent
+    from tutorzoo.agents.tutor import make_tutor
+    from tutorzoo.envs import tutoring_v0
 
     records = []
     for tutor_name, seed in (("socratic", 0), ("socratic", 1), ("lecturer", 0), ("lecturer", 1)):
@@ -434,7 +434,7 @@ def test_sid_metrics_without_a_judge_are_not_computed(stem_records):
 
 
 def test_calibrate_groups_criteria_subsets(tmp_path):
-    from eval.judges.calibrate import calibrate
+    from tutorzoo.eval.judges.calibrate import calibrate
 
     spec_path = write_rubric(tmp_path)
     labels = tmp_path / "toy.jsonl"
@@ -461,7 +461,7 @@ def test_calibrate_groups_criteria_subsets(tmp_path):
 
 
 def test_judge_episodes_batches_and_matches_one_by_one(stem_records):
-    from eval.judges.sid import judge_episodes
+    from tutorzoo.eval.judges.sid import judge_episodes
 
     with ChatServer(responder=lambda body, i: sid_reply({c: 1 + len(body["messages"][-1]["content"]) % 5
                                                            for c in CRITERIA})) as server:

@@ -8,19 +8,6 @@ import json
 
 import pytest
 
-from agents.tutor import make_tutor
-from envs.errors import ConfigError
-from eval.kinds.kmp_dialogue import (
-    ALL_CRITERIA,
-    GENERAL_CRITERIA,
-    PRINCIPLE_CRITERIA,
-    PRINCIPLES,
-    KmpDialogueKind,
-    criteria_for,
-    overall_acc,
-    principles_of,
-)
-from eval.suite import load_suite
 from tests.chat_server import ChatServer
 from tests.item_fixtures import (
     ScriptedTutor,
@@ -30,6 +17,19 @@ from tests.item_fixtures import (
     suite,
     verdict_responder,
 )
+from tutorzoo.agents.tutor import make_tutor
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.eval.kinds.kmp_dialogue import (
+    ALL_CRITERIA,
+    GENERAL_CRITERIA,
+    PRINCIPLE_CRITERIA,
+    PRINCIPLES,
+    KmpDialogueKind,
+    criteria_for,
+    overall_acc,
+    principles_of,
+)
+from tutorzoo.eval.suite import load_suite
 
 KIND = KmpDialogueKind()
 SMALL = suite("small", tasks=["fraction_addition", "two_step_equation"], personas=["weak_knowledge_partly_wrong"],
@@ -158,7 +158,7 @@ def test_garbage_judge_and_failed_tutor_lose_every_criterion(units):
 
 
 def test_cli_end_to_end(tmp_path):
-    from eval.cli import main
+    from tutorzoo.eval.cli import main
 
     out = tmp_path / "run"
     assert main(["eval", "--suite", "kmp-dialogue", "--limit", "4", "--workers", "1", "--out", str(out)]) == 0

@@ -9,12 +9,14 @@ import math
 import numpy as np
 import pytest
 
-from agents.tutor import make_tutor
-from envs.errors import ConfigError
-from envs.tasks.math import FAMILIES, erroneous_solution
-from eval.kinds.builtin_answers import answer_item
-from eval.kinds.item_common import parse_answer_line
-from eval.kinds.kmp_skills import (
+from tests.chat_server import ChatServer
+from tests.item_fixtures import ScriptedTutor, garbage_responder, loopback_judge, suite, verdict_responder
+from tutorzoo.agents.tutor import make_tutor
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.tasks.math import FAMILIES, erroneous_solution
+from tutorzoo.eval.kinds.builtin_answers import answer_item
+from tutorzoo.eval.kinds.item_common import parse_answer_line
+from tutorzoo.eval.kinds.kmp_skills import (
     KmpSkillsKind,
     error_instance,
     f1_score,
@@ -23,9 +25,7 @@ from eval.kinds.kmp_skills import (
     parse_detection,
     parse_generated,
 )
-from eval.suite import load_suite
-from tests.chat_server import ChatServer
-from tests.item_fixtures import ScriptedTutor, garbage_responder, loopback_judge, suite, verdict_responder
+from tutorzoo.eval.suite import load_suite
 
 KIND = KmpSkillsKind()
 SMALL = suite("small", tasks=["fraction_addition", "two_step_equation", "travel_time"], seeds=1)
@@ -209,7 +209,7 @@ def test_unparsable_and_failing_tutors_are_counted_never_raised():
 
 
 def test_adversarial_tutors_do_not_crash_on_items():
-    from agents.tutor.adversarial import ADVERSARIAL_TUTORS
+    from tutorzoo.agents.tutor.adversarial import ADVERSARIAL_TUTORS
 
     units = KIND.units(SMALL)[:7]
     for name in ADVERSARIAL_TUTORS:
@@ -218,7 +218,7 @@ def test_adversarial_tutors_do_not_crash_on_items():
 
 
 def test_cli_end_to_end(tmp_path):
-    from eval.cli import main
+    from tutorzoo.eval.cli import main
 
     out = tmp_path / "run"
     assert main(["eval", "--suite", "kmp-skills", "--limit", "14", "--workers", "1", "--out", str(out)]) == 0

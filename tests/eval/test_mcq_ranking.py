@@ -16,10 +16,10 @@ from functools import cache
 import numpy as np
 import pytest
 
-from agents.student import SimulatedStudent
-from agents.tutor import make_tutor
-from eval.rollout import run_episode
-from eval.suite import load_suite
+from tutorzoo.agents.student import SimulatedStudent
+from tutorzoo.agents.tutor import make_tutor
+from tutorzoo.eval.rollout import run_episode
+from tutorzoo.eval.suite import load_suite
 
 TUTORS = ("socratic", "lecturer", "random")
 
@@ -60,7 +60,7 @@ def test_socratic_beats_by_a_paired_margin(other):
 
 
 def _student_draws(task_id: str, persona: str, seed: int) -> list[float]:
-    from envs.tasks import get_task_set
+    from tutorzoo.envs.tasks import get_task_set
 
     task = get_task_set("mcq").build(task_id, np.random.default_rng(0))
     student = SimulatedStudent(persona)

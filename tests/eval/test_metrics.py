@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from envs.errors import DatasetError
-from eval.metrics import (
+from tutorzoo.envs.errors import DatasetError
+from tutorzoo.eval.metrics import (
     METRICS,
     MetricSpec,
     bootstrap_mean_ci,
@@ -21,8 +21,8 @@ from eval.metrics import (
     total_score,
     uic,
 )
-from eval.metrics.educationq import css, item_pairs, pair_counts, subject_counts
-from eval.metrics.mrbench import tutor_labels
+from tutorzoo.eval.metrics.educationq import css, item_pairs, pair_counts, subject_counts
+from tutorzoo.eval.metrics.mrbench import tutor_labels
 
 BLOOM = {"remember": 0, "understand": 1, "apply": 2, "analyze": 3, "evaluate": 4, "create": 5}
 

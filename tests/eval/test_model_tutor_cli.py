@@ -8,7 +8,7 @@ import json
 import pytest
 from chat_server import ChatServer, Reply
 
-from eval.cli import main
+from tutorzoo.eval.cli import main
 
 TASK_SETS = ("math", "stem", "mcq")
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from test_judges import FakeBackend, reply, toy  # noqa: F401 - toy is a fixture
 
-from agents.backends.base import GenerationResult
-from envs.errors import ConfigError
-from eval.judges import Judge, JudgeConfig
-from eval.judges.judge import aggregate
-from eval.judges.rubric import Criterion
-from eval.judges.sid import AVG, CRITERIA, RUBRIC, sid_rubric_metrics
+from tutorzoo.agents.backends.base import GenerationResult
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.eval.judges import Judge, JudgeConfig
+from tutorzoo.eval.judges.judge import aggregate
+from tutorzoo.eval.judges.rubric import Criterion
+from tutorzoo.eval.judges.sid import AVG, CRITERIA, RUBRIC, sid_rubric_metrics
 
 
 def verdict(values: dict, n_samples: int = 3, n_failed: int = 0) -> dict:

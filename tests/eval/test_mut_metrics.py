@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from test_metrics import iso_record, student, tutor, varied_records
 
-from envs.errors import DatasetError
-from eval.metrics import episode_metrics, pnir, suite_metrics
-from eval.metrics.educationq import PairCounts, item_pairs
-from eval.metrics.mathdial import states_number, success_telling
-from eval.metrics.mrbench import damr_counts, tutor_labels
-from eval.metrics.stats import (
+from tutorzoo.envs.errors import DatasetError
+from tutorzoo.eval.metrics import episode_metrics, pnir, suite_metrics
+from tutorzoo.eval.metrics.educationq import PairCounts, item_pairs
+from tutorzoo.eval.metrics.mathdial import states_number, success_telling
+from tutorzoo.eval.metrics.mrbench import damr_counts, tutor_labels
+from tutorzoo.eval.metrics.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
     bootstrap_ci,

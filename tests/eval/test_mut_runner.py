@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from envs.errors import ConfigError, DatasetError
-from eval.runner import MAX_PLAIN_CHUNK, RUN_FILE, _chunks, _record_key, prepare_output, read_records
+from tutorzoo.envs.errors import ConfigError, DatasetError
+from tutorzoo.eval.runner import MAX_PLAIN_CHUNK, RUN_FILE, _chunks, _record_key, prepare_output, read_records
 
 A = {"tutor": "a", "key": "k1"}
 B = {"tutor": "b", "key": "k2"}
@@ -200,7 +200,7 @@ def test_plain_chunks_are_capped():
 def test_identity_leaves_out_what_may_change_on_resume():
     from types import SimpleNamespace
 
-    from eval.runner import _identity
+    from tutorzoo.eval.runner import _identity
 
     suite = SimpleNamespace(name="default", version=2, kind="episode")
     ident = _identity(suite, "held_out", ["a", "b"], 4, 12, {"temperature": 0.5, "base_url": "http://x",

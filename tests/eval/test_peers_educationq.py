@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from envs.config import make_config
-from envs.errors import ConfigError
-from envs.tasks.mcq import McqTaskSet, dump_bank, load_bank
-from eval.score import main as score_main
-from eval.suite import load_suite
 from tests.peer_files import peer_file
+from tutorzoo.envs.config import make_config
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.tasks.mcq import McqTaskSet, dump_bank, load_bank
+from tutorzoo.eval.score import main as score_main
+from tutorzoo.eval.suite import load_suite
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "peers" / "educationq"
 LLAMA = DATA / "GPQA-diamond_Teacher-llama31-70b-instruct_excerpt.json"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from eval.formats import detect
-from eval.score import main as score_main
+from tutorzoo.eval.formats import detect
+from tutorzoo.eval.score import main as score_main
 
 
 def _score(path: Path, out: Path, *extra: str) -> dict:

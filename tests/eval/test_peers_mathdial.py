@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from eval.metrics.mathdial import answer_flags, mathdial_answer, states_number, success_telling
-from eval.metrics.turns import normalise_turns
-from eval.references import load_mathdial
-from eval.score import main as score_main
 from tests.peer_files import peer_file
+from tutorzoo.eval.metrics.mathdial import answer_flags, mathdial_answer, states_number, success_telling
+from tutorzoo.eval.metrics.turns import normalise_turns
+from tutorzoo.eval.references import load_mathdial
+from tutorzoo.eval.score import main as score_main
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "peers" / "mathdial"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from eval.references import load_mrbench, mrbench_speaker
-from eval.score import main as score_main
 from tests.peer_files import peer_file
+from tutorzoo.eval.references import load_mrbench, mrbench_speaker
+from tutorzoo.eval.score import main as score_main
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "peers" / "mrbench"
 V1 = DATA / "MRBench_V1_excerpt.json"

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from envs.config import EpisodeSpec
-from eval.play import DEFAULT_SUMMARY, PROMPT, TUTOR_NAME, annotation_line, main, play_episode
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.eval.play import DEFAULT_SUMMARY, PROMPT, TUTOR_NAME, annotation_line, main, play_episode
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable  # the interpreter running the tests, in whatever checkout or virtualenv
@@ -35,7 +35,7 @@ def _flat(text: str) -> str:
 
 
 def _play_in_pty(args: list[str], typed: list[str], timeout: float = 10.0) -> tuple[int, str]:
-    """Run ``python -m eval.play ARGS`` on a pty, typing each line of ``typed`` at its own prompt.
+    """Run ``python -m tutorzoo.eval.play ARGS`` on a pty, typing each line of ``typed`` at its own prompt.
 
     A line of ``"\\x04"`` is Ctrl-D (end of input at an empty terminal line). Returns (exit code, screen).
     """
@@ -43,7 +43,7 @@ def _play_in_pty(args: list[str], typed: list[str], timeout: float = 10.0) -> tu
     if pid == 0:  # the child: the program under test, with the pty as its terminal
         os.chdir(ROOT)
         env = {**os.environ, "TERM": "xterm-256color", "PYTHONIOENCODING": "utf-8", "COLUMNS": "80"}
-        os.execve(PYTHON, [PYTHON, "-m", "eval.play", *args], env)
+        os.execve(PYTHON, [PYTHON, "-m", "tutorzoo.eval.play", *args], env)
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     screen = b""
     pending = list(typed)
@@ -153,7 +153,7 @@ def _spec(**protocol) -> EpisodeSpec:
 
 
 def _solution(spec: EpisodeSpec) -> tuple[str, ...]:
-    from envs import tutoring_v0
+    from tutorzoo.envs import tutoring_v0
 
     env = tutoring_v0.env(**spec.env_kwargs())
     env.reset(seed=spec.seed)
@@ -251,7 +251,7 @@ def test_every_task_set_plays_to_the_post_test(task_set):
 
 
 def test_play_record_scores_like_a_rollout(tmp_path):
-    from eval.score import score_file
+    from tutorzoo.eval.score import score_file
 
     record, _ = _play([*TURNS, "/end"])
     (tmp_path / "episodes.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")

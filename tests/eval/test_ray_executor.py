@@ -14,10 +14,10 @@ from types import SimpleNamespace
 import pytest
 from runner_fixtures import CRASH_SEED
 
-import eval.executors as executors
-from eval.leaderboard import build, write_report
-from eval.runner import run_suite
-from eval.suite import load_suite
+import tutorzoo.eval.executors as executors
+from tutorzoo.eval.leaderboard import build, write_report
+from tutorzoo.eval.runner import run_suite
+from tutorzoo.eval.suite import load_suite
 
 TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
@@ -61,7 +61,8 @@ def test_a_crashed_ray_task_is_recorded_and_the_run_goes_on(tmp_path, local_ray)
 
 
 class _FakeRay:
-    """Enough of the ``ray`` API for :func:`eval.executors._run_ray`: tasks run at ``.remote`` time, in order."""
+    """Enough of the ``ray`` API for :func:`tutorzoo.eval.executors._run_ray`: tasks run at ``.remote`` time, in
+    order."""
 
     def __init__(self) -> None:
         self.submitted: list[executors.Chunk] = []

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from envs.errors import DatasetError
-from eval.references import (
+from tutorzoo.envs.errors import DatasetError
+from tutorzoo.eval.references import (
     MRBENCH_DESIRED,
     MRBENCH_DIMENSIONS,
     ReferenceDialogue,

@@ -20,8 +20,8 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from eval.report_html import render_html, write_html_report  # noqa: E402
-from eval.tracking import run_metadata  # noqa: E402
+from tutorzoo.eval.report_html import render_html, write_html_report  # noqa: E402
+from tutorzoo.eval.tracking import run_metadata  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -92,10 +92,10 @@ def dump_dom(path: Path, fragment: str, profile: Path) -> Dom:
 
 def small_run() -> list[dict]:
     """3 specs (two math personas, one STEM lesson) x the built-in tutors, played for real."""
-    from agents.student import SimulatedStudent
-    from agents.tutor.registry import make_tutor
-    from eval.rollout import run_specs
-    from eval.suite import load_suite
+    from tutorzoo.agents.student import SimulatedStudent
+    from tutorzoo.agents.tutor.registry import make_tutor
+    from tutorzoo.eval.rollout import run_specs
+    from tutorzoo.eval.suite import load_suite
 
     specs = load_suite("default").specs("all")
     math_specs = [s for s in specs if s.task_set == "math"]
@@ -108,7 +108,7 @@ def small_run() -> list[dict]:
 def report(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """A report of a real run with one hostile episode (HTML in an utterance, a title, a test answer and a
     failure) and a secret in the environment and in the run info."""
-    from eval.leaderboard import build
+    from tutorzoo.eval.leaderboard import build
 
     records = small_run()
     hostile = [i for i, r in enumerate(records) if r["tutor"] == "socratic"][-1]  # record 0 stays clean
@@ -169,7 +169,7 @@ def test_plots_and_transcripts_render_in_chromium(report: dict) -> None:
 def test_paired_table_health_and_metadata_render_in_chromium(report: dict) -> None:
     """The paired comparison (every pair of tutors, difference with CI and win shares), per-tutor health, the
     run's metadata and the glossary are visible in the page as the browser shows it."""
-    from eval.leaderboard import build
+    from tutorzoo.eval.leaderboard import build
 
     board = build(report["records"])
     dom = dump_dom(report["path"], "", report["profile"])
@@ -270,8 +270,8 @@ def test_no_network_urls(report: dict) -> None:
 def test_same_input_same_bytes(report: dict) -> None:
     """A fresh process with another hash seed renders the same records to the same bytes."""
     out = report["path"].parent / "again"
-    code = ("import json, sys; from pathlib import Path; from eval.leaderboard import build; "
-            "from eval.report_html import write_html_report; "
+    code = ("import json, sys; from pathlib import Path; from tutorzoo.eval.leaderboard import build; "
+            "from tutorzoo.eval.report_html import write_html_report; "
             "records = json.loads(Path(sys.argv[1]).read_text()); "
             "write_html_report(Path(sys.argv[2]), build(records), records, json.loads(sys.argv[3]))")
     env = {**os.environ, "PYTHONHASHSEED": "12345", "OPENAI_API_KEY": ENV_SECRET}

@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from agents.student import SimulatedStudent
-from agents.tutor import BUILTIN_TUTORS, make_tutor
-from envs.config import EpisodeSpec
-from envs.errors import ConfigError
-from eval.cli import main
-from eval.rollout import episode_seed, run_episode, run_specs
-from eval.suite import SUITE_DIR, load_suite
+from tutorzoo.agents.student import SimulatedStudent
+from tutorzoo.agents.tutor import BUILTIN_TUTORS, make_tutor
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.eval.cli import main
+from tutorzoo.eval.rollout import episode_seed, run_episode, run_specs
+from tutorzoo.eval.suite import SUITE_DIR, load_suite
 
 
 def _spec(seed: int = 0, **protocol) -> EpisodeSpec:

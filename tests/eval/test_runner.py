@@ -18,12 +18,12 @@ import pytest
 from chat_server import ChatServer
 from runner_fixtures import CRASH_SEED
 
-from agents.tutor import make_tutor
-from envs.errors import ConfigError, DatasetError
-from eval.cli import main
-from eval.kinds import KINDS, get_kind, kind_for
-from eval.runner import read_records, run_suite
-from eval.suite import Suite, load_suite
+from tutorzoo.agents.tutor import make_tutor
+from tutorzoo.envs.errors import ConfigError, DatasetError
+from tutorzoo.eval.cli import main
+from tutorzoo.eval.kinds import KINDS, get_kind, kind_for
+from tutorzoo.eval.runner import read_records, run_suite
+from tutorzoo.eval.suite import Suite, load_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = Path(__file__).resolve().parents[1]
@@ -67,7 +67,7 @@ def test_kill_and_resume_equals_an_uninterrupted_run(tmp_path):
     assert total == 12
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)])}
-    proc = subprocess.Popen([sys.executable, "-m", "eval.cli", "eval", *KILL_ARGS, "--workers", "2", "--out", str(cut)],
+    proc = subprocess.Popen([sys.executable, "-m", "tutorzoo", "eval", *KILL_ARGS, "--workers", "2", "--out", str(cut)],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True)
     path = cut / "episodes.jsonl"
@@ -173,7 +173,7 @@ def test_a_crashed_worker_fails_only_its_chunk_and_the_run_goes_on(tmp_path):
 
 
 def test_a_kind_that_raises_keeps_the_records_it_finished(tmp_path, monkeypatch):
-    from eval.kinds.episodes import EpisodesKind
+    from tutorzoo.eval.kinds.episodes import EpisodesKind
 
     original = EpisodesKind.run
 
@@ -224,7 +224,7 @@ def test_sid_rubrics_are_judged_with_a_judge_and_not_computed_without(tmp_path, 
 
 
 def test_educationq_ranks_by_alg_on_both_post_tests(tmp_path):
-    from eval.leaderboard import build
+    from tutorzoo.eval.leaderboard import build
 
     suite = load_suite("educationq")
     result = run_suite(suite, tmp_path, limit=6, workers=1)
@@ -242,7 +242,7 @@ def test_educationq_ranks_by_alg_on_both_post_tests(tmp_path):
 
 
 def test_kind_registry_names_the_missing_module(monkeypatch):
-    monkeypatch.setitem(KINDS, "ghost", "eval.kinds.ghost_kind_not_written:GhostKind")
+    monkeypatch.setitem(KINDS, "ghost", "tutorzoo.eval.kinds.ghost_kind_not_written:GhostKind")
     with pytest.raises(ConfigError, match="suite kind 'ghost' is not available: its module"):
         get_kind("ghost")
     assert get_kind("episodes").rank_metric == "learning_gain"  # the others are unaffected
@@ -281,7 +281,7 @@ def test_the_held_out_split_of_episodes_is_unchanged():
 
 
 def test_suite_judge_defaults_fill_only_unset_fields():
-    from eval.judges import JudgeConfig
+    from tutorzoo.eval.judges import JudgeConfig
 
     suite = load_suite("sid")
     assert suite.rubrics == ("sid_rubrics",) and load_suite("default").rubrics == ()
@@ -309,7 +309,7 @@ def test_an_episode_that_never_ran_still_scores(tmp_path):
 
 
 def test_batched_tutors_get_chunks_cut_at_fixed_positions():
-    from eval.runner import _chunks
+    from tutorzoo.eval.runner import _chunks
 
     suite = load_suite("default")
     units = suite.units()[:7]
@@ -344,8 +344,8 @@ def test_a_resumed_sampling_model_tutor_replays_the_untouched_batches(tmp_path, 
 
 
 def test_eval_hands_its_results_to_the_html_report_and_wandb(tmp_path, monkeypatch):
-    import eval.report_html as report_html
-    import eval.wandb_log as wandb_log
+    import tutorzoo.eval.report_html as report_html
+    import tutorzoo.eval.wandb_log as wandb_log
 
     calls: dict[str, tuple] = {}
     monkeypatch.setattr(report_html, "write_html_report",

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from envs.errors import DatasetError
-from eval.score import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL, main, score_file
+from tutorzoo.envs.errors import DatasetError
+from tutorzoo.eval.score import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL, main, score_file
 
 SPEC_NAMES = ("SD", "SV", "IKT", "BP", "SC", "L3GR", "3C", "TotalScore", "ACC_pre", "ACC_post", "ALG", "PNIR", "CSS",
               "UIC")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from envs.errors import ConfigError
-from eval.suite import load_suite
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.eval.suite import load_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,7 +36,7 @@ def test_suite_tutor_args_reach_each_tutor(tmp_path: Path) -> None:
     path.write_text(SUITE, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
     out = tmp_path / "run"
-    proc = subprocess.run([sys.executable, "-m", "eval.cli", "eval", "--suite", str(path), "--out", str(out),
+    proc = subprocess.run([sys.executable, "-m", "tutorzoo.eval.cli", "eval", "--suite", str(path), "--out", str(out),
                            "--no-html", "--workers", "1"], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]

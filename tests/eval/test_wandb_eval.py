@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("wandb")
 
-from eval.wandb_log import METRIC_COLUMNS, TRANSCRIPT_COLUMNS, log_run  # noqa: E402
+from tutorzoo.eval.wandb_log import METRIC_COLUMNS, TRANSCRIPT_COLUMNS, log_run  # noqa: E402
 
 ENV_SECRET = "sk-fake-openai-key-0123456789"
 CONFIG_SECRET = "sk-judge-config-secret-4242"
@@ -48,11 +48,11 @@ def wandb_records(path: Path) -> list:
 
 @pytest.fixture(scope="module")
 def logged(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    from agents.student import SimulatedStudent
-    from agents.tutor.registry import make_tutor
-    from eval.leaderboard import build, write_report
-    from eval.rollout import run_specs
-    from eval.suite import load_suite
+    from tutorzoo.agents.student import SimulatedStudent
+    from tutorzoo.agents.tutor.registry import make_tutor
+    from tutorzoo.eval.leaderboard import build, write_report
+    from tutorzoo.eval.rollout import run_specs
+    from tutorzoo.eval.suite import load_suite
 
     specs = load_suite("default").specs("all")[:2]
     records = list(run_specs(specs, TUTORS, make_tutor, SimulatedStudent))
@@ -66,7 +66,7 @@ def logged(tmp_path_factory: pytest.TempPathFactory) -> dict:
         mp.setenv("OPENAI_API_KEY", ENV_SECRET)
         write_report(board, out, "TutorZoo leaderboard", run_info)
         if importlib.util.find_spec("matplotlib") is not None:
-            from eval.report_html import write_html_report
+            from tutorzoo.eval.report_html import write_html_report
 
             write_html_report(out, board, records, run_info)
         else:  # the report extra is optional; the artifact still carries a report.html
@@ -174,7 +174,7 @@ def test_disabled_mode_logs_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_missing_wandb_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from envs.errors import ConfigError
+    from tutorzoo.envs.errors import ConfigError
 
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setitem(sys.modules, "wandb", None)  # `import wandb` now raises ImportError

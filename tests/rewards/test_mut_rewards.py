@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from test_rewards import CONTENT, TASK, student, tutor
 
-from envs.errors import ConfigError
-from rewards import ContentGate, Rubric, gate, load_rubric, make_term
-from rewards.rubric import pedagogy_ok
-from rewards.terms import TERM_NAMES, canonical_transcript, format_violations, gated_transcript, task_of
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.rewards import ContentGate, Rubric, gate, load_rubric, make_term
+from tutorzoo.rewards.rubric import pedagogy_ok
+from tutorzoo.rewards.terms import TERM_NAMES, canonical_transcript, format_violations, gated_transcript, task_of
 
 PLAIN = ContentGate()  # no task: only the cue and filler lists are removed
 
@@ -457,7 +457,7 @@ def test_rubric_params_reach_the_terms(tmp_path: Path) -> None:
 def test_rubric_config_models_are_frozen() -> None:
     from pydantic import ValidationError
 
-    from rewards.rubric import RubricConfig, TermSpec
+    from tutorzoo.rewards.rubric import RubricConfig, TermSpec
 
     spec = TermSpec(weight=1.0)
     with pytest.raises(ValidationError):
@@ -469,7 +469,7 @@ def test_rubric_config_models_are_frozen() -> None:
 
 
 def test_rubric_config_defaults_and_lambda_bound() -> None:
-    from rewards.rubric import RubricConfig
+    from tutorzoo.rewards.rubric import RubricConfig
 
     config = RubricConfig(name="x", terms={"learning_gain": 1})
     assert (config.lam, config.hard, config.description) == (0.0, False, "")
@@ -511,7 +511,7 @@ def test_gated_terms_use_the_gate_defaults() -> None:
 
 @pytest.mark.parametrize("name", ["sid_XYZ", "XYZ", "SD"])
 def test_make_term_rejects_names_outside_the_registry(name: str) -> None:
-    from rewards.terms import TERMS, term_entry
+    from tutorzoo.rewards.terms import TERMS, term_entry
 
     assert name not in TERMS
     with pytest.raises(ConfigError, match="unknown reward term"):

@@ -9,18 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from agents.student import SimulatedStudent
-from agents.tutor import make_tutor
-from envs.config import EpisodeSpec
-from envs.errors import ConfigError
-from eval.rollout import run_episode
-from rewards import Rubric, make_term
-from rewards.terms import TERMS, Term, register_term
+from tutorzoo.agents.student import SimulatedStudent
+from tutorzoo.agents.tutor import make_tutor
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.eval.rollout import run_episode
+from tutorzoo.rewards import Rubric, make_term
+from tutorzoo.rewards.terms import TERMS, Term, register_term
 
 SPEC = EpisodeSpec(task_set="math", persona="weak_knowledge_partly_wrong", seed=3)
 
 MODULE = '''
-from rewards.terms import Term
+from tutorzoo.rewards.terms import Term
 
 CALLS = {"turns": 0}
 
@@ -99,7 +99,7 @@ def test_a_record_without_the_component_is_scored_by_the_term(my_terms) -> None:
     pytest.param("politeness", {}, "'package.module:factory'", id="unknown-names-the-import-path"),
     pytest.param("no_such_module_xyz:f", {}, "put its folder on PYTHONPATH", id="module-not-importable"),
     pytest.param("my_terms:missing", {}, "has no 'missing'", id="no-such-factory"),
-    pytest.param("my_terms:not_a_term", {}, "returned a int, not a rewards.terms.Term", id="wrong-return"),
+    pytest.param("my_terms:not_a_term", {}, "returned a int, not a tutorzoo.rewards.terms.Term", id="wrong-return"),
     pytest.param("my_terms:CALLS", {}, "is a dict, not a factory", id="not-callable"),
     pytest.param("my_terms:turn_count", {"scael": 2}, "takes no parameter(s) ['scael']; it takes ['scale']",
                  id="bad-param"),

@@ -20,12 +20,12 @@ from functools import cache
 
 import pytest
 
-from agents.student import SimulatedStudent, load_personas
-from agents.tutor.adversarial import ADVERSARIAL_TUTORS
-from agents.tutor.registry import make_tutor
-from envs.config import EpisodeSpec
-from eval.rollout import run_episode
-from rewards import load_rubric
+from tutorzoo.agents.student import SimulatedStudent, load_personas
+from tutorzoo.agents.tutor.adversarial import ADVERSARIAL_TUTORS
+from tutorzoo.agents.tutor.registry import make_tutor
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.eval.rollout import run_episode
+from tutorzoo.rewards import load_rubric
 
 FAMILIES = ("sid_core", "sid_state", "mathdial", "profile")
 OTHERS = ("lecturer", "random", *ADVERSARIAL_TUTORS)

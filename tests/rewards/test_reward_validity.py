@@ -64,7 +64,7 @@ def test_own_words_teaching_keeps_half_of_socratic(results, probe: str) -> None:
 
 
 def test_every_math_family_pairs_the_drawn_specs_with_each_family() -> None:
-    from envs.tasks.math.taskset import MathTaskSet
+    from tutorzoo.envs.tasks.math.taskset import MathTaskSet
 
     grid = every_math_family(2, per_family=1)
     families = MathTaskSet().task_ids()

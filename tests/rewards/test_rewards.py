@@ -7,18 +7,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.student import SimulatedStudent
-from agents.tutor.adversarial import ADVERSARIAL_TUTORS
-from agents.tutor.registry import make_tutor
-from envs import tutoring_v0
-from envs.config import EpisodeSpec
-from envs.errors import ConfigError
-from envs.reward_api import RewardModel
-from envs.tasks import get_task_set
-from eval.rollout import run_episode
-from rewards import ContentGate, Rubric, load_rubric, make_term
-from rewards.rubric import REWARD_CONFIG_DIR
-from rewards.terms import format_violations
+from tutorzoo.agents.student import SimulatedStudent
+from tutorzoo.agents.tutor.adversarial import ADVERSARIAL_TUTORS
+from tutorzoo.agents.tutor.registry import make_tutor
+from tutorzoo.envs import tutoring_v0
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.reward_api import RewardModel
+from tutorzoo.envs.tasks import get_task_set
+from tutorzoo.eval.rollout import run_episode
+from tutorzoo.rewards import ContentGate, Rubric, load_rubric, make_term
+from tutorzoo.rewards.rubric import REWARD_CONFIG_DIR
+from tutorzoo.rewards.terms import format_violations
 
 TASK = get_task_set("math").build("fraction_addition", np.random.default_rng(0))
 KC = TASK.knowledge_components[0]
@@ -270,7 +270,7 @@ def test_load_rubric_unknown_name() -> None:
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL_TUTORS))
 def test_adversarial_tutor_contract(name: str) -> None:
     spec = EpisodeSpec(task_set="stem", persona="all_round_partly_wrong", seed=5)
-    tutor_a = make_tutor(f"agents.tutor.adversarial:{ADVERSARIAL_TUTORS[name].__name__}")
+    tutor_a = make_tutor(f"tutorzoo.agents.tutor.adversarial:{ADVERSARIAL_TUTORS[name].__name__}")
     records = [run_episode(spec, t, SimulatedStudent(spec.persona), name)
                for t in (tutor_a, ADVERSARIAL_TUTORS[name]())]
     assert records[0]["transcript"] == records[1]["transcript"]  # deterministic under the seed

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("trl")
 pytest.importorskip("peft")
 
-from train.tiny_families import FAMILIES, build_family_model  # noqa: E402
+from tutorzoo.train.tiny_families import FAMILIES, build_family_model  # noqa: E402
 
 pytestmark = pytest.mark.slow
 NAMES = sorted(FAMILIES)
@@ -33,7 +33,7 @@ def family_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def _specs(n: int = 2) -> list:
-    from envs.config import EpisodeSpec
+    from tutorzoo.envs.config import EpisodeSpec
 
     return [EpisodeSpec(task_set=("math", "stem")[i % 2], persona="anxious", seed=i, protocol={"max_turns": 2})
             for i in range(n)]
@@ -48,12 +48,12 @@ def _no_failure(records: list[dict]) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_rollout_batched_and_sequential(family_dirs: dict[str, Path], name: str) -> None:
-    from agents.backends.base import GenerationConfig
-    from agents.backends.hf import HFBackend
-    from agents.student import SimulatedStudent
-    from agents.tutor.llm import LLMTutor
-    from eval.batch import run_batched
-    from eval.rollout import run_episode
+    from tutorzoo.agents.backends.base import GenerationConfig
+    from tutorzoo.agents.backends.hf import HFBackend
+    from tutorzoo.agents.student import SimulatedStudent
+    from tutorzoo.agents.tutor.llm import LLMTutor
+    from tutorzoo.eval.batch import run_batched
+    from tutorzoo.eval.rollout import run_episode
 
     tutor = LLMTutor(HFBackend(str(family_dirs[name]), threads=1, batch_size=4),
                      GenerationConfig(max_new_tokens=MAX_NEW))
@@ -64,9 +64,9 @@ def test_rollout_batched_and_sequential(family_dirs: dict[str, Path], name: str)
 
 @pytest.mark.parametrize("name", NAMES)
 def test_llm_and_hybrid_students(family_dirs: dict[str, Path], name: str) -> None:
-    from agents.student.llm import make_student_factory
-    from agents.tutor import make_tutor
-    from eval.rollout import run_episode
+    from tutorzoo.agents.student.llm import make_student_factory
+    from tutorzoo.agents.tutor import make_tutor
+    from tutorzoo.eval.rollout import run_episode
 
     spec = _specs(1)[0]
     for kind in ("llm", "hybrid"):
@@ -78,14 +78,14 @@ def test_llm_and_hybrid_students(family_dirs: dict[str, Path], name: str) -> Non
 
 @pytest.mark.parametrize("name", NAMES)
 def test_judge_and_llm_annotator_reach_the_model(family_dirs: dict[str, Path], name: str) -> None:
-    from agents.annotate_llm import LLMAnnotator
-    from agents.backends.base import GenerationConfig
-    from agents.backends.hf import HFBackend
-    from agents.student import SimulatedStudent
-    from agents.tutor import make_tutor
-    from envs import tutoring_v0
-    from eval.judges.judge import Judge, JudgeConfig
-    from eval.rollout import run_episode
+    from tutorzoo.agents.annotate_llm import LLMAnnotator
+    from tutorzoo.agents.backends.base import GenerationConfig
+    from tutorzoo.agents.backends.hf import HFBackend
+    from tutorzoo.agents.student import SimulatedStudent
+    from tutorzoo.agents.tutor import make_tutor
+    from tutorzoo.envs import tutoring_v0
+    from tutorzoo.eval.judges.judge import Judge, JudgeConfig
+    from tutorzoo.eval.rollout import run_episode
 
     backend = HFBackend(str(family_dirs[name]), threads=1)
     judge = Judge(JudgeConfig(backend=f"hf:{family_dirs[name]}", max_new_tokens=MAX_NEW), backend=backend)
@@ -108,10 +108,10 @@ def test_judge_and_llm_annotator_reach_the_model(family_dirs: dict[str, Path], n
 def test_sft_trains_exactly_the_tutor_tokens(family_dirs: dict[str, Path], name: str, tmp_path: Path) -> None:
     import torch
 
-    from agents.backends.chat_render import merge_roles
-    from train.common import chat_renderer, load_chat_model
-    from train.corpus import CorpusConfig, build_dataset
-    from train.sft import SFTRecipeConfig, make_trainer, training_dataset
+    from tutorzoo.agents.backends.chat_render import merge_roles
+    from tutorzoo.train.common import chat_renderer, load_chat_model
+    from tutorzoo.train.corpus import CorpusConfig, build_dataset
+    from tutorzoo.train.sft import SFTRecipeConfig, make_trainer, training_dataset
 
     corpus, _ = build_dataset(CorpusConfig(limit=2, wandb={"mode": "disabled"}))
     model, tokenizer = load_chat_model(str(family_dirs[name]))  # the shipped tokenizer: pad fixed here if needed
@@ -132,7 +132,7 @@ def test_sft_trains_exactly_the_tutor_tokens(family_dirs: dict[str, Path], name:
 
 
 def _grpo(family_dir: Path, tmp_path: Path, student: str = "simulated", student_args: dict | None = None) -> dict:
-    from train.grpo import Config, run
+    from tutorzoo.train.grpo import Config, run
 
     cfg = Config(base_model=str(family_dir), out_dir=str(tmp_path / "grpo"), max_steps=1, num_generations=2,
                  prompts_per_step=1, max_new_tokens=8, max_completion_length=256, lora={"r": 2, "alpha": 4},
@@ -160,7 +160,7 @@ def test_grpo_against_an_llm_student(family_dirs: dict[str, Path], tmp_path: Pat
 @pytest.mark.parametrize("name", NAMES)
 def test_dpo_builds_pairs_with_model_candidates_and_trains(family_dirs: dict[str, Path], name: str,
                                                            tmp_path: Path) -> None:
-    from train.dpo import Config, run
+    from tutorzoo.train.dpo import Config, run
 
     cfg = Config(base_model=str(family_dirs[name]), out_dir=str(tmp_path / "dpo"), max_steps=1, batch_size=2,
                  max_length=1024, lora={"r": 2, "alpha": 4}, wandb={"mode": "disabled"},

@@ -9,15 +9,15 @@ import pytest
 
 pytest.importorskip("datasets")
 
-from agents.backends.base import GenerationResult  # noqa: E402
-from agents.student import SimulatedStudent  # noqa: E402
-from agents.tutor.llm import LLMTutor  # noqa: E402
-from envs.config import EpisodeSpec  # noqa: E402
-from envs.errors import ConfigError  # noqa: E402
-from eval.rollout import run_episode  # noqa: E402
-from eval.suite import load_suite  # noqa: E402
-from train.common import CONFIG_DIR, load_recipe_config  # noqa: E402
-from train.corpus import (  # noqa: E402
+from tutorzoo.agents.backends.base import GenerationResult  # noqa: E402
+from tutorzoo.agents.student import SimulatedStudent  # noqa: E402
+from tutorzoo.agents.tutor.llm import LLMTutor  # noqa: E402
+from tutorzoo.envs.config import EpisodeSpec  # noqa: E402
+from tutorzoo.envs.errors import ConfigError  # noqa: E402
+from tutorzoo.eval.rollout import run_episode  # noqa: E402
+from tutorzoo.eval.suite import load_suite  # noqa: E402
+from tutorzoo.train.common import CONFIG_DIR, load_recipe_config  # noqa: E402
+from tutorzoo.train.corpus import (  # noqa: E402
     RESEED_STRIDE,
     CorpusConfig,
     build_dataset,

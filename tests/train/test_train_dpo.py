@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from agents.backends.base import GenerationResult
-from agents.student import SimulatedStudent
-from agents.tutor import make_tutor
-from envs.config import EpisodeSpec
-from envs.errors import ConfigError
-from eval.rollout import run_episode
-from rewards import load_rubric
-from train.common import CONFIG_DIR, load_recipe_config
-from train.dpo import Config, fit_prompt
-from train.dpo_pairs import POLICY, Candidate, PairSettings, Scored, build_pairs, collect_states, rank, replay
+from tutorzoo.agents.backends.base import GenerationResult
+from tutorzoo.agents.student import SimulatedStudent
+from tutorzoo.agents.tutor import make_tutor
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.eval.rollout import run_episode
+from tutorzoo.rewards import load_rubric
+from tutorzoo.train.common import CONFIG_DIR, load_recipe_config
+from tutorzoo.train.dpo import Config, fit_prompt
+from tutorzoo.train.dpo_pairs import POLICY, Candidate, PairSettings, Scored, build_pairs, collect_states, rank, replay
 
 SPECS = [
     EpisodeSpec(task_set="math", task_id="fraction_addition", persona="weak_knowledge_partly_wrong", seed=3,
@@ -228,7 +228,7 @@ def test_dpo_smoke_from_the_config_trains_the_adapter(tiny_model_dir: Path, tmp_
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     from safetensors.torch import load_file
 
-    from train.dpo import run
+    from tutorzoo.train.dpo import run
 
     monkeypatch.setenv("WANDB_DIR", str(tmp_path))
     monkeypatch.setenv("WANDB_MODE", "offline")
@@ -270,7 +270,7 @@ def test_dpo_from_an_sft_adapter_keeps_training_that_adapter(tiny_model_dir: Pat
     from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM
 
-    from train.dpo import run
+    from tutorzoo.train.dpo import run
 
     sft = tmp_path / "sft"
     shutil.copytree(tiny_model_dir, sft / "base")
@@ -293,7 +293,7 @@ def test_dpo_from_an_sft_adapter_keeps_training_that_adapter(tiny_model_dir: Pat
 
 @pytest.mark.slow
 def test_pairs_with_model_samples_are_deterministic(tiny_model_dir: Path) -> None:
-    from agents.backends.hf import HFBackend
+    from tutorzoo.agents.backends.hf import HFBackend
 
     settings = BUILTIN.model_copy(update={"candidates": {POLICY: 2, "socratic": 1, "lecturer": 1},
                                           "max_new_tokens": 12, "generation_batch_size": 4})

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from envs.errors import ConfigError
-from train.common import CONFIG_DIR, load_recipe_config
-from train.grpo import Config, SpecSelection, resolve_start, reward_curve, reward_functions
-from train.grpo_rollout import SPEC_PREFIX, EpisodeRollout, parse_spec_prompt, spec_prompt
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.train.common import CONFIG_DIR, load_recipe_config
+from tutorzoo.train.grpo import Config, SpecSelection, resolve_start, reward_curve, reward_functions
+from tutorzoo.train.grpo_rollout import SPEC_PREFIX, EpisodeRollout, parse_spec_prompt, spec_prompt
 
 GROUP = 4
 MAX_TURNS = 2
@@ -58,7 +58,7 @@ def test_config_errors_name_the_fix(overrides: list[str], needle: str) -> None:
 
 
 def test_training_rubric_overrides_weights() -> None:
-    from train.grpo import training_rubric
+    from tutorzoo.train.grpo import training_rubric
 
     rubric = training_rubric("default", {"learning_gain": 0.0, "mastery_gain": 2.0})
     funcs, weights = reward_functions(rubric)
@@ -171,7 +171,7 @@ def prompts(specs: list) -> list[str]:
 
 @pytest.fixture(scope="module")
 def rollout(policy: tuple, prompts: list[str]) -> dict:
-    from rewards import load_rubric
+    from tutorzoo.rewards import load_rubric
 
     model, tokenizer = policy
     fn = EpisodeRollout(tokenizer, load_rubric("default"), seed=0, max_new_tokens=MAX_NEW)
@@ -205,7 +205,7 @@ def test_rollout_returns_one_aligned_row_per_prompt(rollout: dict, prompts: list
 
 
 def test_env_mask_is_zero_exactly_on_student_and_template_tokens(rollout: dict, policy: tuple) -> None:
-    from envs.spaces import MAX_UTTERANCE_CHARS, normalize_text
+    from tutorzoo.envs.spaces import MAX_UTTERANCE_CHARS, normalize_text
 
     _model, tokenizer = policy
     for completion, mask, record in zip(rollout["completion_ids"], rollout["env_mask"], rollout["episode"],
@@ -246,7 +246,7 @@ def test_group_members_share_spec_and_seed_and_differ_in_sampling(rollout: dict)
 
 
 def test_rewards_match_the_rubric(rollout: dict, prompts: list[str], policy: tuple) -> None:
-    from rewards import load_rubric
+    from tutorzoo.rewards import load_rubric
 
     rubric = load_rubric("default")
     funcs, weights = reward_functions(rubric)
@@ -263,7 +263,7 @@ def test_rewards_match_the_rubric(rollout: dict, prompts: list[str], policy: tup
 
 
 def test_failed_episodes_are_unscored(rollout: dict, prompts: list[str]) -> None:
-    from rewards import load_rubric
+    from tutorzoo.rewards import load_rubric
 
     funcs, _ = reward_functions(load_rubric("default"))
     episodes = [dict(r) for r in rollout["episode"]]
@@ -276,7 +276,7 @@ def test_failed_episodes_are_unscored(rollout: dict, prompts: list[str]) -> None
 
 
 def test_rollout_is_deterministic_under_a_seed(rollout: dict, policy: tuple, prompts: list[str]) -> None:
-    from rewards import load_rubric
+    from tutorzoo.rewards import load_rubric
 
     model, tokenizer = policy
     again = EpisodeRollout(tokenizer, load_rubric("default"), seed=0, max_new_tokens=MAX_NEW)(prompts[:GROUP],
@@ -292,7 +292,7 @@ def test_rollout_is_deterministic_under_a_seed(rollout: dict, policy: tuple, pro
 
 
 def test_dialogue_outgrowing_the_context_fails_that_episode(policy: tuple, prompts: list[str]) -> None:
-    from rewards import load_rubric
+    from tutorzoo.rewards import load_rubric
 
     model, tokenizer = policy
     fn = EpisodeRollout(tokenizer, load_rubric("default"), seed=0, max_new_tokens=MAX_NEW,
@@ -306,7 +306,7 @@ def test_dialogue_outgrowing_the_context_fails_that_episode(policy: tuple, promp
 
 
 def test_vllm_server_rollout_uses_the_client_and_returns_logprobs(policy: tuple, prompts: list[str]) -> None:
-    from rewards import load_rubric
+    from tutorzoo.rewards import load_rubric
 
     model, tokenizer = policy
     eos = tokenizer.eos_token_id
@@ -329,7 +329,7 @@ def test_vllm_server_rollout_uses_the_client_and_returns_logprobs(policy: tuple,
 # ---------------------------------------------------------------------------------------------- smoke
 @pytest.mark.slow
 def test_grpo_smoke_from_config(tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from train.grpo import run
+    from tutorzoo.train.grpo import run
 
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_DIR", str(tmp_path))
@@ -361,7 +361,7 @@ def test_grpo_two_cpu_processes(tiny_model_dir: Path, tmp_path: Path) -> None:
     env = {**os.environ, "WANDB_MODE": "offline", "WANDB_DIR": str(tmp_path), "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "accelerate.commands.launch", "--config_file",
            str(CONFIG_DIR / "accelerate" / "cpu_ddp.yaml"),
-           "-m", "train.grpo", "--config", str(CONFIG_DIR / "grpo.yaml"),
+           "-m", "tutorzoo.train.grpo", "--config", str(CONFIG_DIR / "grpo.yaml"),
            "--set", "sft_dir=null", "--set", f"base_model={tiny_model_dir}", "--set", "adapter=null",
            "--set", "max_steps=2",
            "--set", "max_new_tokens=16", "--set", "train_specs.protocol={max_turns: 2}", "--set", "eval.enabled=false",

@@ -15,11 +15,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import envs  # noqa: F401 - registers tutorzoo/Tutor-v0
-from envs.act_features import INFO_FIELDS, KC_FIELDS, ActFeatures, ActFeatureWrapper, act_from_vector
-from envs.config import EpisodeSpec
-from envs.errors import ConfigError
-from envs.spaces import ACT_NVEC, MAX_KCS
+from tutorzoo import envs  # noqa: F401 - registers tutorzoo/Tutor-v0
+from tutorzoo.envs.act_features import INFO_FIELDS, KC_FIELDS, ActFeatures, ActFeatureWrapper, act_from_vector
+from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.spaces import ACT_NVEC, MAX_KCS
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "train" / "ppo.yaml"
 STEM = EpisodeSpec(task_set="stem", task_id=None, persona="weak_knowledge_partly_wrong", seed=3)
@@ -36,8 +36,8 @@ def _kc_block(vec: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------------------------- config
 def test_config_file_loads_and_rejects_unknown_keys():
-    from train.common import load_recipe_config
-    from train.ppo_acts import Config
+    from tutorzoo.train.common import load_recipe_config
+    from tutorzoo.train.ppo_acts import Config
 
     cfg = load_recipe_config(Config, CONFIG)
     assert cfg.reward == "learning_gain" and cfg.n_envs >= 1 and cfg.eval.split == "held_out"
@@ -49,8 +49,8 @@ def test_config_file_loads_and_rejects_unknown_keys():
 
 
 def test_bad_batch_size_and_empty_specs_are_config_errors(tmp_path):
-    from train.common import load_recipe_config
-    from train.ppo_acts import Config, load_specs, run
+    from tutorzoo.train.common import load_recipe_config
+    from tutorzoo.train.ppo_acts import Config, load_specs, run
 
     cfg = load_recipe_config(Config, CONFIG, [f"out_dir={tmp_path}", "wandb.mode=disabled", "ppo.batch_size=300"])
     with pytest.raises(ConfigError, match="must divide"):
@@ -60,8 +60,8 @@ def test_bad_batch_size_and_empty_specs_are_config_errors(tmp_path):
 
 
 def test_reward_choice_builds_the_env_reward():
-    from rewards import Rubric
-    from train.ppo_acts import Config, make_reward
+    from tutorzoo.rewards import Rubric
+    from tutorzoo.train.ppo_acts import Config, make_reward
 
     assert make_reward(Config()) is None  # the env's learning gain
     inline = make_reward(Config(reward_terms={"learning_gain": 1.0, "mastery_gain": 1.0}))
@@ -108,7 +108,7 @@ def test_history_counts_the_students_reply_to_the_recorded_act():
     spent = KC_FIELDS.index("turns_spent")
     assert block[0, spent] > 0 and block[1:, spent].sum() == 0
     replied = block[0, KC_FIELDS.index("successes")] + block[0, KC_FIELDS.index("failures")]
-    from envs.spaces import decode_tutor_features
+    from tutorzoo.envs.spaces import decode_tutor_features
 
     cog = decode_tutor_features(obs["features"])["last_cognition_state"]
     assert (replied > 0) == (cog not in ("irrelevant", None))
@@ -172,7 +172,7 @@ def test_wrapper_needs_the_act_mode():
 
 # ---------------------------------------------------------------------------------------------------- training env
 def test_spec_sampling_env_is_deterministic_under_its_seed():
-    from train.ppo_acts import SpecSamplingTutorEnv, load_specs
+    from tutorzoo.train.ppo_acts import SpecSamplingTutorEnv, load_specs
 
     specs = load_specs("default", "train")[:40]
 
@@ -195,7 +195,7 @@ def test_spec_sampling_env_is_deterministic_under_its_seed():
 
 
 def test_allow_end_false_plays_every_turn():
-    from train.ppo_acts import SpecSamplingTutorEnv, load_specs, without_end
+    from tutorzoo.train.ppo_acts import SpecSamplingTutorEnv, load_specs, without_end
 
     specs = load_specs("default", "train")[:10]
     for allow_end, turns in ((True, 1), (False, None)):
@@ -211,7 +211,7 @@ def test_allow_end_false_plays_every_turn():
 
 def test_wandb_output_format_logs_sb3_values():
     pytest.importorskip("stable_baselines3")
-    from train.ppo_acts import make_logger
+    from tutorzoo.train.ppo_acts import make_logger
 
     class FakeRun:
         def __init__(self):
@@ -236,7 +236,7 @@ def untrained_policy(tmp_path_factory) -> Path:
     pytest.importorskip("stable_baselines3")
     from stable_baselines3 import PPO
 
-    from train.ppo_acts import SpecSamplingTutorEnv, load_specs
+    from tutorzoo.train.ppo_acts import SpecSamplingTutorEnv, load_specs
 
     env = SpecSamplingTutorEnv(load_specs("default", "train")[:5])
     model = PPO("MlpPolicy", env, n_steps=16, batch_size=16, seed=0, device="cpu", policy_kwargs={"net_arch": [16]})
@@ -246,11 +246,11 @@ def untrained_policy(tmp_path_factory) -> Path:
 
 
 def test_ppo_tutor_round_trip_in_the_harness(untrained_policy):
-    from agents.student import SimulatedStudent
-    from agents.tutor.registry import make_tutor
-    from eval.rollout import run_episode
+    from tutorzoo.agents.student import SimulatedStudent
+    from tutorzoo.agents.tutor.registry import make_tutor
+    from tutorzoo.eval.rollout import run_episode
 
-    tutor = make_tutor("train.ppo_acts:PPOTutor", path=str(untrained_policy))
+    tutor = make_tutor("tutorzoo.train.ppo_acts:PPOTutor", path=str(untrained_policy))
     # one --tutor-arg set serves a run comparing it with the built-ins, which take no options
     assert make_tutor("socratic", path=str(untrained_policy)).name == "socratic"
     spec = EpisodeSpec(task_set="stem", task_id=None, persona="weak_knowledge_partly_wrong", seed=2,
@@ -260,7 +260,7 @@ def test_ppo_tutor_round_trip_in_the_harness(untrained_policy):
     tutor_turns = [t for t in records[0]["transcript"] if t["speaker"] == "tutor"]
     assert tutor_turns and all(t["utterance"].strip() for t in tutor_turns)
     assert records[0]["transcript"] == records[1]["transcript"]  # deterministic, and copies share the policy
-    never_ends = make_tutor("train.ppo_acts:PPOTutor", path=str(untrained_policy), allow_end=False)
+    never_ends = make_tutor("tutorzoo.train.ppo_acts:PPOTutor", path=str(untrained_policy), allow_end=False)
     record = run_episode(spec, never_ends, SimulatedStudent(spec.persona), "ppo")
     assert record["n_tutor_turns"] == 6 and record["ended_by"] != "end_marker"
     # the verbalised acts are read back by the env's annotator: the policy's intents reach the transcript
@@ -269,7 +269,7 @@ def test_ppo_tutor_round_trip_in_the_harness(untrained_policy):
 
 def test_ppo_tutor_missing_policy_names_the_fix(tmp_path):
     pytest.importorskip("stable_baselines3")
-    from train.ppo_acts import PPOTutor
+    from tutorzoo.train.ppo_acts import PPOTutor
 
     with pytest.raises(ConfigError, match="tutorzoo train ppo"):
         PPOTutor(path=tmp_path / "nope.zip")
@@ -281,8 +281,8 @@ def test_ppo_smoke_from_config(tmp_path, monkeypatch):
     import torch
     from stable_baselines3 import PPO
 
-    from train.common import load_recipe_config
-    from train.ppo_acts import Config, PPOTutor, run
+    from tutorzoo.train.common import load_recipe_config
+    from tutorzoo.train.ppo_acts import Config, PPOTutor, run
 
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_DIR", str(tmp_path))
@@ -302,12 +302,12 @@ def test_ppo_smoke_from_config(tmp_path, monkeypatch):
     assert any(not torch.equal(a, b) for a, b in zip(loaded.policy.state_dict().values(),
                                                     fresh.policy.state_dict().values(), strict=True))
     PPOTutor(path=str(policy)).reset(seed=0)
-    assert (tmp_path / "README.md").read_text().count("train.ppo_acts:PPOTutor") == 1
+    assert (tmp_path / "README.md").read_text().count("tutorzoo.train.ppo_acts:PPOTutor") == 1
     assert (tmp_path / "results.json").exists() and (tmp_path / "eval" / "episodes.jsonl").exists()
     assert glob.glob(str(tmp_path / "wandb" / "offline-run-*" / "run-*.wandb"))
 
 
 def _vec(cfg):
-    from train.ppo_acts import SpecSamplingTutorEnv, load_specs
+    from tutorzoo.train.ppo_acts import SpecSamplingTutorEnv, load_specs
 
     return SpecSamplingTutorEnv(load_specs(cfg.suite, "train")[:4])

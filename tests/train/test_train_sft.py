@@ -11,10 +11,10 @@ import pytest
 pytest.importorskip("trl")
 pytest.importorskip("peft")
 
-from envs.errors import ConfigError  # noqa: E402
-from train.common import CONFIG_DIR, load_recipe_config  # noqa: E402
-from train.corpus import CorpusConfig, build_dataset  # noqa: E402
-from train.sft import (  # noqa: E402
+from tutorzoo.envs.errors import ConfigError  # noqa: E402
+from tutorzoo.train.common import CONFIG_DIR, load_recipe_config  # noqa: E402
+from tutorzoo.train.corpus import CorpusConfig, build_dataset  # noqa: E402
+from tutorzoo.train.sft import (  # noqa: E402
     SFTRecipeConfig,
     ensure_corpus,
     load_init_adapter,
@@ -68,7 +68,7 @@ def test_init_adapter_continues_a_saved_adapter_and_a_missing_one_is_named(tiny_
 def _expected_assistant_mask(tokenizer, messages: list[dict]) -> tuple[list[int], list[bool]]:
     """Token ids of the rendered conversation and, per token, whether it lies inside a tutor turn's content+EOS,
     found from the rendered text alone (character offsets), independently of the template's markers."""
-    from agents.backends.chat_render import merge_roles
+    from tutorzoo.agents.backends.chat_render import merge_roles
 
     messages = merge_roles(messages)  # every model-facing rendering merges same-role runs (chat_render)
     text = tokenizer.apply_chat_template(messages, tokenize=False)
@@ -113,8 +113,8 @@ def test_sft_smoke_run_changes_the_adapter_and_logs_offline(tiny_model_dir: Path
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     from safetensors.torch import load_file
 
-    from agents.backends.hf import HFBackend
-    from train.cli import main
+    from tutorzoo.agents.backends.hf import HFBackend
+    from tutorzoo.train.cli import main
 
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_DIR", str(tmp_path))
@@ -147,7 +147,7 @@ def test_sft_smoke_run_changes_the_adapter_and_logs_offline(tiny_model_dir: Path
 def test_load_chat_model_checks_what_every_recipe_needs(tiny_model_dir: Path, tmp_path: Path) -> None:
     import shutil
 
-    from train.common import load_chat_model
+    from tutorzoo.train.common import load_chat_model
 
     model, tokenizer = load_chat_model(str(tiny_model_dir))
     assert tokenizer.pad_token_id != tokenizer.eos_token_id and tokenizer.chat_template

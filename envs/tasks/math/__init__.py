@@ -7,7 +7,7 @@ problem model and :mod:`.material` for the teaching material.
 Example::
 
     import numpy as np
-    from envs.tasks.math import MathTaskSet, follow_ups, similar
+    from tutorzoo.envs.tasks.math import MathTaskSet, follow_ups, similar
     task = MathTaskSet().build("fraction_addition", np.random.default_rng(0))
     first, second = follow_ups("fraction_addition", np.random.default_rng(0))
     hard = similar("fraction_addition", "hard", np.random.default_rng(1))
@@ -15,8 +15,8 @@ Example::
 
 from __future__ import annotations
 
-from envs.tasks.math.family import LEVELS, Family, Kind, Problem, Solved
-from envs.tasks.math.taskset import (
+from tutorzoo.envs.tasks.math.family import LEVELS, Family, Kind, Problem, Solved
+from tutorzoo.envs.tasks.math.taskset import (
     FAMILIES,
     MathTaskSet,
     erroneous_solution,

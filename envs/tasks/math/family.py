@@ -9,7 +9,7 @@ one solver.
 Example::
 
     import numpy as np
-    from envs.tasks.math.fractions import FRACTION_ADDITION
+    from tutorzoo.envs.tasks.math.fractions import FRACTION_ADDITION
     p = FRACTION_ADDITION.main.draw(np.random.default_rng(0))
     FRACTION_ADDITION.main.solve(p, 0).answer
 """

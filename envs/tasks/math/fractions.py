@@ -7,8 +7,8 @@ from math import gcd, lcm
 
 import numpy as np
 
-from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved, cached_solve
-from envs.tasks.math.numbers import fmt_fraction, pick, randint
+from tutorzoo.envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved, cached_solve
+from tutorzoo.envs.tasks.math.numbers import fmt_fraction, pick, randint
 
 _DENOMS: dict[Level, tuple[int, ...]] = {
     "easy": (2, 3, 4, 6),

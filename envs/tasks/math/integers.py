@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved
-from envs.tasks.math.numbers import randint
+from tutorzoo.envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved
+from tutorzoo.envs.tasks.math.numbers import randint
 
 
 def _signed(n: int) -> str:

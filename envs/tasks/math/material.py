@@ -7,7 +7,7 @@ filled from a *different* instance so that it never shows the task's own answer.
 
 Example::
 
-    from envs.tasks.math.material import load_material
+    from tutorzoo.envs.tasks.math.material import load_material
     sorted(load_material().kcs)[:2]
 """
 
@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from envs.errors import DatasetError
-from envs.tasks.base import BankQuestion, KCLink, KnowledgeComponent, Misconception
+from tutorzoo.envs.errors import DatasetError
+from tutorzoo.envs.tasks.base import BankQuestion, KCLink, KnowledgeComponent, Misconception
 
 _DIR = Path(__file__).parent
 _KC_KEYS = {

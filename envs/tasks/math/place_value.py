@@ -6,8 +6,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved, cached_solve
-from envs.tasks.math.numbers import decimal_places, fmt_decimal, randint
+from tutorzoo.envs.tasks.math.family import Family, Kind, Level, Params, Problem, Solved, cached_solve
+from tutorzoo.envs.tasks.math.numbers import decimal_places, fmt_decimal, randint
 
 
 def _times(v: Fraction, k: int) -> int:

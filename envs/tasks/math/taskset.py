@@ -3,7 +3,7 @@
 Example::
 
     import numpy as np
-    from envs.tasks.math import MathTaskSet, erroneous_solution
+    from tutorzoo.envs.tasks.math import MathTaskSet, erroneous_solution
     task = MathTaskSet().build("fraction_addition", np.random.default_rng(0))
     task.answer, task.pretest[0].stem
     problem, first_wrong = erroneous_solution("fraction_addition", np.random.default_rng(0))
@@ -15,11 +15,11 @@ import difflib
 
 import numpy as np
 
-from envs.errors import ConfigError
-from envs.tasks.base import Item, Task
-from envs.tasks.math import algebra, fractions, geometry, integers, measurement, place_value, ratio_percent
-from envs.tasks.math.family import LEVELS, Family, Level, Problem, Solved
-from envs.tasks.math.material import checked, load_material, make_kc, make_misconception
+from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.tasks.base import Item, Task
+from tutorzoo.envs.tasks.math import algebra, fractions, geometry, integers, measurement, place_value, ratio_percent
+from tutorzoo.envs.tasks.math.family import LEVELS, Family, Level, Problem, Solved
+from tutorzoo.envs.tasks.math.material import checked, load_material, make_kc, make_misconception
 
 # Fixed order: by domain, easier families first. ``task_ids()`` returns it as is.
 FAMILIES: tuple[Family, ...] = (
