@@ -87,7 +87,7 @@ class EpisodeSpec(BaseModel):
 
     Example::
 
-        EpisodeSpec(task_set="math", task_id="fraction_addition", persona="sid_core/all_round", seed=7)
+        EpisodeSpec(task_set="math", task_id="fraction_addition", persona="sid_core/all_round_asks_for_hint", seed=7)
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)

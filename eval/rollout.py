@@ -33,7 +33,7 @@ def run_episode(
 
         from tutorzoo.agents.student import SimulatedStudent
         from tutorzoo.agents.tutor import make_tutor
-        spec = EpisodeSpec(task_set="math", persona="sid_core/all_round", seed=0)
+        spec = EpisodeSpec(task_set="math", persona="sid_core/all_round_asks_for_hint", seed=0)
         record = run_episode(spec, make_tutor("socratic"), SimulatedStudent(spec.persona), "socratic")
     """
     [record] = play([spec], BatchOfOne(tutor), lambda _persona: student, reward=reward, tutor_name=tutor_name)

@@ -4,7 +4,7 @@ to the byte, as the checkout.
 
 The fresh venv has no pip and no dependencies of its own; a ``.pth`` file lends it this interpreter's
 site-packages for numpy, pydantic and the rest (no download), while TutorZoo itself comes only from the wheel:
-the first check asserts that ``envs`` is imported from the fresh venv, not from the checkout.
+the first check asserts that ``tutorzoo.envs`` is imported from the fresh venv, not from the checkout.
 The build runs offline (``--no-build-isolation``) with this venv's setuptools, which the ``dev`` extra brings.
 About 30 s (build 5 s, install 5 s, the rest in the installed package's runs).
 """
@@ -112,12 +112,25 @@ def test_wheel_ships_every_config_file(installed: dict) -> None:
     import zipfile
 
     names = set(zipfile.ZipFile(installed["wheel"]).namelist())
-    expected = {f"envs/configs/{p.relative_to(CONFIGS).as_posix()}" for p in CONFIGS.rglob("*.yaml")}
+    expected = {f"tutorzoo/envs/configs/{p.relative_to(CONFIGS).as_posix()}" for p in CONFIGS.rglob("*.yaml")}
     assert len(expected) >= 60
     assert expected - names == set()
-    assert "train/templates/smollm2.jinja" in names
-    assert {"eval/assets/report.css", "eval/assets/report.js"} <= names  # report.html's stylesheet and script
-    assert {f"envs/prompts/{name}.txt" for name in ("tutor_system", "student_system", "test_answer_format")} <= names
+    assert "tutorzoo/train/templates/smollm2.jinja" in names
+    assert {"tutorzoo/eval/assets/report.css", "tutorzoo/eval/assets/report.js"} <= names  # report.html's assets
+    assert {f"tutorzoo/envs/prompts/{name}.txt"
+            for name in ("tutor_system", "student_system", "test_answer_format")} <= names
+
+
+def test_wheel_installs_one_top_level_name(installed: dict) -> None:
+    import zipfile
+
+    wheel = zipfile.ZipFile(installed["wheel"])
+    tops = {name.split("/")[0] for name in wheel.namelist() if ".dist-info/" not in name}
+    assert tops == {"tutorzoo"}
+    [top_level] = [n for n in wheel.namelist() if n.endswith(".dist-info/top_level.txt")]
+    assert wheel.read(top_level).decode().split() == ["tutorzoo"]
+    for package in ("envs", "agents", "rewards", "train", "eval"):
+        assert f"tutorzoo/{package}/__init__.py" in wheel.namelist()
 
 
 def test_installed_package_loads_every_config(installed: dict) -> None:
@@ -128,6 +141,37 @@ def test_installed_package_loads_every_config(installed: dict) -> None:
     assert counts["suites"] == [yaml.safe_load(p.read_text(encoding="utf-8"))["name"]
                                 for p in sorted((CONFIGS / "suites").glob("*.yaml"))]
     assert counts["rewards"] == sorted(p.stem for p in (CONFIGS / "rewards").glob("*.yaml"))
+
+
+def _fake_distribution(work: Path, name: str) -> Path:
+    """A wheel of a distribution ``name`` whose one top-level module is ``name`` (as PyPI's ``envs`` is)."""
+    src = work / f"{name}-src"
+    (src / name).mkdir(parents=True)
+    (src / name / "__init__.py").write_text(f"WHO = 'the {name} distribution'\n", encoding="utf-8")
+    (src / "pyproject.toml").write_text(
+        f'[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n'
+        f'[project]\nname = "{name}"\nversion = "9.9"\n[tool.setuptools]\npackages = ["{name}"]\n', encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
+                    "--disable-pip-version-check", "-w", str(work / "dist"), str(src)], check=True)
+    return next((work / "dist").glob(f"{name}-9.9-*.whl"))
+
+
+def test_installed_beside_packages_named_like_its_folders(installed: dict, tmp_path: Path) -> None:
+    """PyPI has packages named envs, agents, rewards, train and eval; each installs beside TutorZoo, and both work."""
+    names = ("envs", "agents", "rewards", "train", "eval")
+    wheels = [str(_fake_distribution(tmp_path, name)) for name in names]
+    subprocess.run([sys.executable, "-m", "pip", "--python", installed["python"], "install", "--no-deps",
+                    "--no-index", "--quiet", "--disable-pip-version-check", *wheels], check=True, env=installed["env"])
+    try:
+        code = ("import envs, agents, rewards, train, eval; print(envs.WHO, eval.WHO); "
+                "from tutorzoo.envs import tutoring_v0; env = tutoring_v0.env(task_set='math'); env.reset(seed=0); "
+                "print(env.agents)")
+        out = _run(installed, installed["python"], "-c", code)
+        assert out.splitlines() == ["the envs distribution the eval distribution", "['tutor', 'student']"]
+        assert re.search(r"^sid_core +", _run(installed, installed["tutorzoo"], "list", "personas"), re.MULTILINE)
+    finally:
+        subprocess.run([sys.executable, "-m", "pip", "--python", installed["python"], "uninstall", "--yes",
+                        "--quiet", *names], check=True, env=installed["env"])
 
 
 def test_installed_cli_lists_suites(installed: dict) -> None:

@@ -8,7 +8,7 @@ Example::
 
     import tutorzoo
     env = tutorzoo.tutoring_v0.env(task_set="math", max_turns=8)   # the PettingZoo AEC env
-    spec = tutorzoo.EpisodeSpec(task_set="math", persona="sid_core/all_round", seed=0)
+    spec = tutorzoo.EpisodeSpec(task_set="math", persona="sid_core/all_round_asks_for_hint", seed=0)
     record = tutorzoo.run_episode(spec, tutorzoo.make_tutor("socratic"), tutorzoo.SimulatedStudent(spec.persona))
     print(record["learning_gain"])
 """
