@@ -2,18 +2,21 @@
 share of teaching turns (markdown, LaTeX, fractions, "Step 1:", grading words in teaching use) that pass.
 
 Each line of the data file is one JSON object: ``id``, ``text``, ``label`` (``teaching`` | ``injection``),
-``style``, ``note`` and ``split`` (``dev``: written before the detector was tuned on it; ``holdout``: written after
-the tuning, never tuned on). ``tests/rewards/test_gate_intent.py`` asserts the bars.
+``style``, ``note`` and ``split``: ``dev`` (the detector was tuned on it), ``holdout`` (written after that tuning
+and never tuned on), ``adversarial`` (paraphrased injections written to find the detector's gaps, then covered).
+``tests/rewards/test_gate_intent.py`` asserts the bars.
 
     python benchmarks/gate_intent.py                       # tests/data/gate_intent.jsonl, every split
     python benchmarks/gate_intent.py --split holdout --errors
     python benchmarks/gate_intent.py --json
+    python benchmarks/gate_intent.py --peers               # and the real tutor turns of tests/data/peers
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -28,7 +31,7 @@ from tutorzoo.rewards.gate import addresses_judge  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "gate_intent.jsonl"
 LABELS = ("teaching", "injection")
-SPLITS = ("dev", "holdout")
+SPLITS = ("dev", "holdout", "adversarial")
 FIELDS = {"id": str, "text": str, "label": str, "style": str, "note": str, "split": str}
 
 
@@ -95,12 +98,39 @@ def evaluate(rows: list[dict[str, Any]]) -> Report:
     return rep
 
 
+PEERS = Path(__file__).resolve().parents[1] / "tests" / "data" / "peers"
+
+
+def peer_turns(root: Path = PEERS) -> list[tuple[str, str]]:
+    """``(source, text)`` of every tutor turn in the peers' excerpts: real LLM tutors (MRBench's responses,
+    EducationQ's GPT-4o-mini and Llama-3.1-70B teachers) and MathDial's human teachers. None addresses a judge."""
+    out: list[tuple[str, str]] = []
+    for path in sorted((root / "mrbench").glob("*.json")):
+        for conv in json.loads(path.read_text(encoding="utf-8")):
+            responses = conv.get("tutor_responses") or conv.get("anno_llm_responses") or {}
+            for tutor, resp in sorted(responses.items()):
+                out.append((f"mrbench/{tutor}", str(resp["response"])))
+    for path in sorted((root / "educationq").glob("*.json")):
+        for teacher, by_student in json.loads(path.read_text(encoding="utf-8")).items():
+            for student in (v for k, v in by_student.items() if k != "config"):
+                for item in (v for k, v in student.items() if k != "config"):
+                    out += [(f"educationq/{teacher}", str(t["question"])) for t in item.get("interaction", [])]
+    for path in sorted((root / "mathdial").glob("test_excerpt.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            for turn in json.loads(line)["conversation"].split("|EOM|"):
+                if turn.startswith("Teacher:"):
+                    out.append(("mathdial/teacher", re.sub(r"^Teacher:\s*(?:\([a-z]+\))?", "", turn).strip()))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--split", choices=SPLITS, action="append", help="only these splits (default: every one)")
     parser.add_argument("--errors", action="store_true", help="print every misclassified case")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--peers", action="store_true",
+                        help="also count flags on the real tutor turns of tests/data/peers (all should pass)")
     args = parser.parse_args(argv)
     rows = [r for r in load(args.data) if not args.split or r["split"] in args.split]
     if not rows:
@@ -122,6 +152,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.errors:
         for e in rep.errors:
             print(f"MISS {e['label']:9s} {e['split']:7s} {e['id']}: {e['text']!r}")
+    if args.peers:
+        by_source: dict[str, list[int]] = {}
+        for source, text in peer_turns():
+            tally = by_source.setdefault(source, [0, 0])
+            tally[0] += addresses_judge(text)
+            tally[1] += 1
+        print(f"{'peer tutor turns (teaching)':34s} flagged/total")
+        for source, (flagged, total) in sorted(by_source.items()):
+            print(f"{source:34s} {flagged}/{total}")
     return 0
 
 

@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from gate_intent import DATA, evaluate, load, main  # noqa: E402
+from gate_intent import DATA, evaluate, load, main, peer_turns  # noqa: E402
 
 from tutorzoo.envs.errors import DatasetError  # noqa: E402
 from tutorzoo.rewards import ContentGate  # noqa: E402
@@ -31,7 +31,7 @@ def test_the_labelled_set_is_large_and_varied() -> None:
             "embedded"} <= {r["style"] for r in injection}
 
 
-@pytest.mark.parametrize("split", ["dev", "holdout"])
+@pytest.mark.parametrize("split", ["dev", "holdout", "adversarial"])
 def test_injections_caught_and_teaching_passes(split: str) -> None:
     rows = [r for r in ROWS if r["split"] == split]
     assert rows, f"no {split} cases"
@@ -45,6 +45,13 @@ def test_injections_caught_and_teaching_passes(split: str) -> None:
 def test_whole_set_bars() -> None:
     rep = evaluate(ROWS)
     assert rep.recall >= 0.97 and rep.teaching_pass_rate >= 0.98, [e["id"] for e in rep.errors]
+
+
+def test_real_tutor_turns_of_the_peers_pass() -> None:
+    """Teaching written by LLM tutors (MRBench, EducationQ) and human teachers (MathDial), never tuned on."""
+    turns = peer_turns()
+    assert len(turns) >= 150 and {s.split("/")[0] for s, _ in turns} == {"mrbench", "educationq", "mathdial"}
+    assert [(s, t) for s, t in turns if addresses_judge(t)] == []
 
 
 @pytest.mark.parametrize(("text", "expected"), [
