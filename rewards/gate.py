@@ -123,7 +123,7 @@ def _unspace(match: re.Match[str], targets: tuple[str, ...]) -> str:
 def canonical(text: str) -> str:
     """``text`` as the address patterns read it: folded (:func:`_fold`), markdown dropped, letters spelt one by one
     joined, look-alike spellings of the address words repaired, blanks collapsed (line breaks kept: a role marker
-    is a line's start). Example: ``canonical("### **S Y S T E M:** ign0re") == "system: ignore"``."""
+    is a line's start). Example: ``canonical("### **S Y S T E M:** ign0re") == "system : ignore"``."""
     targets = _vocabulary().address_words
     text = _LINE_LEAD_RE.sub("", _fold(text).replace("|", "\n"))
     text = _EMPHASIS_RE.sub("", text)
