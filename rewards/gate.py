@@ -35,6 +35,8 @@ from tutorzoo.envs.spaces import normalize_text
 
 _WORDS_FILE = Path(__file__).with_name("gate_words.yaml")
 _WORD_RE = re.compile(r"[a-z][a-z0-9']*")
+# LaTeX command names (\frac, \times, \text) are typesetting, not words a turn says: they are no substance
+_LATEX_COMMAND_RE = re.compile(r"\\[A-Za-z]+")
 
 
 @dataclass(frozen=True, eq=False)  # hashed by identity: a key of the addresses_judge cache
@@ -181,7 +183,10 @@ class ContentGate:
         return cls(_topic_words(task) if task is not None else frozenset(), min_content_words, max_overlap)
 
     def content_words(self, text: str, copied_from: str = "") -> frozenset[str]:
-        """Words of ``text`` that are not cues, filler, topic keywords, numbers or copies of ``copied_from``."""
+        """Words of ``text`` that are not cues, filler, topic keywords, numbers, LaTeX command names or copies of
+        ``copied_from``."""
+        if "\\" in text:
+            text = _LATEX_COMMAND_RE.sub(" ", text)
         return words(text) - _vocabulary().stop - self.topic - words(copied_from)
 
     def counts(self, turn: Mapping, previous_student_text: str = "", earlier_tutor_texts: Iterable[str] = ()) -> bool:

@@ -112,3 +112,14 @@ def test_cli_prints_precision_and_recall(capsys: pytest.CaptureFixture[str]) -> 
     assert main(["--split", "dev"]) == 0
     out = capsys.readouterr().out
     assert "recall" in out and "precision" in out and "teaching turns that pass" in out
+
+
+@pytest.mark.parametrize(("text", "counts"), [
+    pytest.param(r"Imagine fractions? $\frac{1}{2} \times \frac{2}{3}$", False, id="latex-names-are-no-substance"),
+    pytest.param(r"Imagine fractions? 1/2 × 2/3", False, id="the-same-in-plain-text"),
+    pytest.param(r"Cut the $\text{pizza}$ into $\frac{3}{10}$ slices for friends", True, id="words-inside-text-count"),
+])
+def test_latex_is_neither_substance_nor_a_penalty(text: str, counts: bool) -> None:
+    turn = {"speaker": "tutor", "utterance": text, "reveals_answer": False, "target_kc": "k1"}
+    assert ContentGate().counts(turn) is counts
+    assert format_violations(text) == []
