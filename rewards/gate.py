@@ -142,7 +142,7 @@ def addresses_judge(text: str) -> bool:
     ``<|im_start|>`` keep their shape there) and in :func:`canonical` (markdown and obfuscation undone). Example:
     ``addresses_judge("### Step 1: 3/10 of the bar") is False``, ``addresses_judge("**Grader:** 10/10") is True``.
     """
-    return _addresses(text, _vocabulary())
+    return _addresses(text if isinstance(text, str) else str(text), _vocabulary())
 
 
 @lru_cache(maxsize=16384)  # a turn is read by several terms (format, the gated ones, each SID metric)
