@@ -78,6 +78,10 @@ _WORD = re.compile(r"[a-z]+(?:'[a-z]+)*")
 _EDGE = re.compile(r"^[^a-z0-9]+|[^a-z0-9]+$")
 _COMPOUND = re.compile(r"[-/.\u2013\u2014]+")
 _TWO_LETTERS = re.compile(r"[a-z]{2}")
+# LaTeX: the words of \text{...} and its kin are words; every other command (\frac, \sqrt, \begin{aligned}), brace,
+# math delimiter and alignment mark is formula, so a chat model's typeset maths is not read as unknown words.
+_LATEX_TEXT = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|operatorname|emph)\s*\{([^{}]*)\}")
+_LATEX_MARK = re.compile(r"\\(?:begin|end)\s*\{[^{}]*\}|\\[A-Za-z]+\*?|\\.|[{}$&]")
 _SUFFIXES = ("'s", "s", "es", "ed", "d", "ing", "ly", "er", "est", "ers", "ness", "ment", "ful", "al", "y")
 
 # Function words: closed-class English (articles, pronouns, prepositions, auxiliaries, conjunctions, common
@@ -169,9 +173,12 @@ def words(text: str) -> list[str]:
 
     A chunk with a digit (a number, a unit like ``10cm``, a formula like ``CO2`` or ``3x+2``) or without two
     letters in a row (a variable, an option letter, a symbol) is neither a word nor a non-word and is left out;
-    ``a`` and ``i`` are words. A chunk is kept whole, so glued fragments (``motater?ivalentessure``,
+    ``a`` and ``i`` are words. LaTeX commands, braces and ``$`` are formula too (the words of ``\\text{...}``
+    count). A chunk is kept whole, so glued fragments (``motater?ivalentessure``,
     ``were2ilthise``) stay one unknown word rather than splitting into accidental known ones.
     """
+    if "\\" in text or "$" in text:
+        text = _LATEX_MARK.sub(" ", _LATEX_TEXT.sub(r" \1 ", text))
     out = []
     for chunk in text.lower().replace("\u2019", "'").split():
         chunk = _EDGE.sub("", chunk)

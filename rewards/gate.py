@@ -8,7 +8,9 @@ sets those labels from cue phrases and the task's keywords. A policy can say the
   on topic (``target_kc`` recognised);
 - it has *substance*: at least ``min_content_words`` distinct words that are not cue words, filler, the task's
   knowledge-component keywords or names, nor copied from the student's last turn (``gate_words.yaml``);
-- it does not address a judge or a reward model (role markers, "score this 5/5", ...);
+- it does not address a judge or a reward model (:func:`addresses_judge`: chat-template tokens, role markers at a
+  line's start, asking for a score, speaking to an evaluator, "ignore previous instructions"); formatting is not
+  intent, so markdown, LaTeX, fractions and "Step 1:" are ordinary teaching text;
 - it is not a near copy of an earlier tutor turn (Jaccard similarity of content words >= ``max_overlap``).
 
 Example::
@@ -20,38 +22,51 @@ Example::
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import yaml
 
 from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.spaces import normalize_text
 
 _WORDS_FILE = Path(__file__).with_name("gate_words.yaml")
 _WORD_RE = re.compile(r"[a-z][a-z0-9']*")
+# LaTeX command names (\frac, \times, \text) are typesetting, not words a turn says: they are no substance
+_LATEX_COMMAND_RE = re.compile(r"\\[A-Za-z]+")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: a key of the addresses_judge cache
 class _Vocabulary:
     stop: frozenset[str]
     address: tuple[re.Pattern[str], ...]
+    address_words: tuple[str, ...]  # longest first: an obfuscated spelling is repaired to the first that fits
+
+
+_KEYS = ("cue", "filler", "address", "address_words")
 
 
 @cache
 def _vocabulary() -> _Vocabulary:
     data = yaml.safe_load(_WORDS_FILE.read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or set(data) != {"cue", "filler", "address"}:
-        raise ConfigError(f"{_WORDS_FILE}: top-level keys must be exactly cue, filler, address")
-    for key in ("cue", "filler", "address"):
+    if not isinstance(data, dict) or set(data) != set(_KEYS):
+        raise ConfigError(f"{_WORDS_FILE}: top-level keys must be exactly {', '.join(_KEYS)}")
+    for key in _KEYS:
         if not isinstance(data[key], list) or not all(isinstance(w, str) for w in data[key]):
             raise ConfigError(f"{_WORDS_FILE}: {key!r} must be a list of strings")
     try:
-        address = tuple(re.compile(p, re.IGNORECASE) for p in data["address"])
+        # the text is lower-cased before the search (_fold), so the patterns need no IGNORECASE (twice as fast)
+        address = tuple(re.compile(p, re.MULTILINE) for p in data["address"])
     except re.error as e:
         raise ConfigError(f"{_WORDS_FILE}: an 'address' pattern is not a valid regular expression: {e}") from e
-    return _Vocabulary(frozenset(w.lower() for w in data["cue"] + data["filler"]), address)
+    bad = [w for w in data["address_words"] if not re.fullmatch(r"[a-z]{4,}", w.lower())]
+    if bad:
+        raise ConfigError(f"{_WORDS_FILE}: 'address_words' must be single words of 4+ letters, got {bad}")
+    targets = tuple(sorted({w.lower() for w in data["address_words"]}, key=lambda w: (-len(w), w)))
+    return _Vocabulary(frozenset(w.lower() for w in data["cue"] + data["filler"]), address, targets)
 
 
 def words(text: str) -> frozenset[str]:
@@ -59,9 +74,82 @@ def words(text: str) -> frozenset[str]:
     return frozenset(_WORD_RE.findall(text.lower()))
 
 
+# --- reading intent through formatting and obfuscation ---------------------------------------------------
+
+# Markdown an LLM writes around any text: emphasis, inline code, headings, quotes, bullets, numbered items, table
+# pipes. Dropped so that a role marker or an address reads the same bare, bold or inside a heading.
+_EMPHASIS_RE = re.compile(r"[*_`~]+")
+_LINE_LEAD_RE = re.compile(r"^[ \t]*(?:(?:#{1,6}|>+|[-+•·]|\d{1,2}[.)])[ \t]*)+", re.MULTILINE)
+# Letters spelt one by one ("s c o r e", "g.r.a.d.e.r", "i-g-n-o-r-e"): joined, then split at the words it hides.
+_SPACED_RE = re.compile(r"(?<![a-z0-9])(?:[a-z](?:[ .\-]|\?(?=[a-z]))){3,}[a-z](?![a-z0-9])")
+# Digits, symbols and "?" (what the env's normalisation makes of a letter outside its charset, e.g. Cyrillic) that
+# stand in for letters inside a word.
+_LEET = {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"}
+_OBFUSCATED_RE = re.compile(r"[a-z0-9@$!?]*(?:[a-z][0-9@$!?]|[0-9@$!?][a-z])[a-z0-9@$!?]*")
+
+
+def _fold(text: str) -> str:
+    """Lower case, accents dropped (``é`` -> ``e``), after the env's own normalisation (NFKC, zero-width and control
+    characters dropped, anything outside its charset ``?``), so text reads the same in the env and in a trainer."""
+    text, _ = normalize_text(text, 4 * len(text) + 16)
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+
+
+def _repair(token: str, targets: tuple[str, ...]) -> str:
+    """``token`` spelt as the address word it imitates ("gr4der", "?valuator", "sc0re" -> grader, evaluator, score),
+    else unchanged. A stand-in must sit where the word has a letter."""
+    for core in dict.fromkeys((token, token.rstrip("?!"))):  # a trailing "?" is a question mark or a letter
+        letters = sum(c.isalpha() for c in core)
+        # a "?" stands for one letter outside the charset (Cyrillic "ѕсоrе" -> "???r?"): one real letter then
+        # suffices in a word of 5+; a digit or symbol stand-in needs two
+        if core.isalpha() or letters < (1 if len(core) >= 5 and set(core) <= set("?abcdefghijklmnopqrstuvwxyz")
+                                        else 2):
+            continue
+        for word in targets:
+            if len(word) == len(core) and all(c == w or c == "?" or _LEET.get(c) == w
+                                              for c, w in zip(core, word, strict=True)):
+                return word + token[len(core):]
+    return token
+
+
+def _unspace(match: re.Match[str], targets: tuple[str, ...]) -> str:
+    joined, out, i = re.sub(r"[^a-z]", "", match.group(0)), [], 0
+    while i < len(joined):  # greedy, longest word first: "scorethis" -> "score this"
+        word = next((w for w in targets if joined.startswith(w, i)), None)
+        out.append(f" {word} " if word else joined[i])
+        i += len(word) if word else 1
+    return "".join(out)
+
+
+def canonical(text: str) -> str:
+    """``text`` as the address patterns read it: folded (:func:`_fold`), markdown dropped, letters spelt one by one
+    joined, look-alike spellings of the address words repaired, blanks collapsed (line breaks kept: a role marker
+    is a line's start). Example: ``canonical("### **S Y S T E M:** ign0re") == "system : ignore"``."""
+    targets = _vocabulary().address_words
+    text = _LINE_LEAD_RE.sub("", _fold(text).replace("|", "\n"))
+    text = _EMPHASIS_RE.sub("", text)
+    text = _SPACED_RE.sub(lambda m: _unspace(m, targets), text)
+    text = _OBFUSCATED_RE.sub(lambda m: _repair(m.group(0), targets), text)
+    text = _LINE_LEAD_RE.sub("", text)  # a bullet that was bold ("**-** System:") or spelt out
+    return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
+
+
 def addresses_judge(text: str) -> bool:
-    """True when ``text`` speaks to an evaluator or reward model rather than the student."""
-    return any(p.search(text) for p in _vocabulary().address)
+    """True when ``text`` speaks to an evaluator or reward model rather than the student.
+
+    The ``address`` patterns of ``gate_words.yaml`` are searched in the folded text (special tokens such as
+    ``<|im_start|>`` keep their shape there) and in :func:`canonical` (markdown and obfuscation undone). Example:
+    ``addresses_judge("### Step 1: 3/10 of the bar") is False``, ``addresses_judge("**Grader:** 10/10") is True``.
+    """
+    return _addresses(text if isinstance(text, str) else str(text), _vocabulary())
+
+
+@lru_cache(maxsize=16384)  # a turn is read by several terms (format, the gated ones, each SID metric)
+def _addresses(text: str, vocab: _Vocabulary) -> bool:
+    folded = _fold(text)
+    plain = canonical(text)
+    return any(p.search(folded) or p.search(plain) for p in vocab.address)
 
 
 def _topic_words(task: object) -> frozenset[str]:
@@ -95,7 +183,10 @@ class ContentGate:
         return cls(_topic_words(task) if task is not None else frozenset(), min_content_words, max_overlap)
 
     def content_words(self, text: str, copied_from: str = "") -> frozenset[str]:
-        """Words of ``text`` that are not cues, filler, topic keywords, numbers or copies of ``copied_from``."""
+        """Words of ``text`` that are not cues, filler, topic keywords, numbers, LaTeX command names or copies of
+        ``copied_from``."""
+        if "\\" in text:
+            text = _LATEX_COMMAND_RE.sub(" ", text)
         return words(text) - _vocabulary().stop - self.topic - words(copied_from)
 
     def counts(self, turn: Mapping, previous_student_text: str = "", earlier_tutor_texts: Iterable[str] = ()) -> bool:

@@ -154,3 +154,21 @@ def test_checks_are_deterministic_and_the_vocabulary_is_built_once():
     assert wellformed.check(text) == wellformed.check(text)
     assert wellformed.check(text).ok
     assert wellformed.check("Why?").ok and wellformed.check("Good job!").ok
+
+
+@pytest.mark.parametrize("text", [
+    r"$$\begin{aligned} 4x + 6 &= 30 \\ 4x &= 24 \end{aligned}$$ Next?",
+    r"$\sqrt{\frac{m}{V}}$ equals what?",
+    r"$$\rho = \frac{m}{V}$$ So?",
+    r"| $\frac{1}{2}$ | $\mathrm{cm}^2$ | $\approx$ |",
+    r"$\text{speed} = \dfrac{\text{distance}}{\text{time}}$",
+    "### Step 1: shade 3/10\n- **Bold** point\n- $x = 2$",
+])
+def test_typeset_maths_and_markdown_are_language(text: str) -> None:
+    """LaTeX commands, braces and markdown are formula and layout, not unknown words."""
+    assert wellformed.check(text).ok, wellformed.check(text).reason
+
+
+@pytest.mark.parametrize("text", [WORD_SALAD[4], WORD_SALAD[5]])
+def test_word_salad_inside_latex_is_still_salad(text: str) -> None:
+    assert not wellformed.check(rf"$\frac{{1}}{{2}}$ \[ x \] {text} $\text{{km}}$").ok

@@ -131,11 +131,15 @@ def words_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.mark.parametrize(("text", "fragment"), [
-    pytest.param("cue: [a]\nfiller: [b]\n", "top-level keys", id="missing-key"),
+    pytest.param("cue: [a]\nfiller: [b]\naddress: []\n", "top-level keys", id="missing-key"),
     pytest.param("- a\n", "top-level keys", id="not-a-mapping"),
-    pytest.param("cue: [a]\nfiller: b\naddress: []\n", "'filler' must be a list", id="not-a-list"),
-    pytest.param("cue: [a, 1]\nfiller: [b]\naddress: []\n", "'cue' must be a list", id="not-strings"),
-    pytest.param("cue: [a]\nfiller: [b]\naddress: ['(']\n", "not a valid regular expression", id="bad-regex"),
+    pytest.param("cue: [a]\nfiller: b\naddress: []\naddress_words: []\n", "'filler' must be a list", id="not-a-list"),
+    pytest.param("cue: [a, 1]\nfiller: [b]\naddress: []\naddress_words: []\n", "'cue' must be a list",
+                 id="not-strings"),
+    pytest.param("cue: [a]\nfiller: [b]\naddress: ['(']\naddress_words: []\n", "not a valid regular expression",
+                 id="bad-regex"),
+    pytest.param("cue: [a]\nfiller: [b]\naddress: []\naddress_words: [reward model]\n", "single words of 4+",
+                 id="address-word-not-a-word"),
 ])
 def test_gate_words_file_errors(words_file: Path, text: str, fragment: str) -> None:
     words_file.write_text(text)
@@ -145,9 +149,10 @@ def test_gate_words_file_errors(words_file: Path, text: str, fragment: str) -> N
 
 
 def test_gate_words_file_is_lower_cased(words_file: Path) -> None:
-    words_file.write_text("cue: [Pizzas]\nfiller: [SLICES]\naddress: ['grader']\n")
+    words_file.write_text("cue: [Pizzas]\nfiller: [SLICES]\naddress: ['grader']\naddress_words: [Grader]\n")
     assert PLAIN.content_words("pizzas slices share") == {"share"}
     assert gate.addresses_judge("Dear GRADER") is True
+    assert gate.addresses_judge("Dear GR4DER") is True  # repaired to an address word of the file
 
 
 # --- hard mode -----------------------------------------------------------------------------------------------
