@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -38,10 +37,9 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata, Observati
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tutorzoo.envs.config import EpisodeSpec
-from tutorzoo.envs.engine import episode_record
 from tutorzoo.envs.errors import ConfigError
-from tutorzoo.envs.protocols import Student, exception_failure
-from tutorzoo.envs.single_agent import TutorEnv
+from tutorzoo.envs.protocols import Student
+from tutorzoo.eval.seat_episode import SeatEpisode, default_student
 
 # the SID objective metrics of SPEC.md section 2, in its order
 SID_METRICS = ("SD", "SV", "IKT", "BP", "SC", "L3GR", "3C", "TotalScore")
@@ -193,12 +191,6 @@ class SpecSource:
                            protocol=self.protocol)
 
 
-def _default_student(persona: str) -> Student:
-    from tutorzoo.agents.gym_views import simulated_student
-
-    return simulated_student(persona)
-
-
 class TutorZooEnvironment(Environment[TutorAction, TutorObservation, TutorState]):
     """One session's env: the tutor's seat of one episode at a time, a simulated student embedded."""
 
@@ -209,13 +201,10 @@ class TutorZooEnvironment(Environment[TutorAction, TutorObservation, TutorState]
     REQUIRES_SINGLE_THREAD_EXECUTOR = True
 
     def __init__(self, source: SpecSource, ledger: Ledger,
-                 make_student: Callable[[str], Student] = _default_student) -> None:
+                 make_student: Callable[[str], Student] = default_student) -> None:
         super().__init__()
         self.source, self.ledger, self.make_student = source, ledger, make_student
-        self._env: TutorEnv | None = None
-        self._spec: EpisodeSpec | None = None
-        self._student: Student | None = None
-        self._tutor_name = "remote"
+        self._episode: SeatEpisode | None = None
         self._state = TutorState()
 
     # ------------------------------------------------------------------ OpenEnv API
@@ -225,35 +214,21 @@ class TutorZooEnvironment(Environment[TutorAction, TutorObservation, TutorState]
             raise ValueError(f"reset does not take {sorted(kwargs)}; it takes index, seed, spec, tutor, episode_id")
         chosen = self.source.pick(index=index, seed=seed, spec=spec)
         self._abandon("reset before the episode ended")
-        self._spec, self._tutor_name = chosen, str(tutor)
-        self._student = self.make_student(chosen.persona)
-        try:
-            self._env = TutorEnv(self._student, **chosen.env_kwargs())
-        except ConfigError as exc:
-            self._spec = self._env = None
-            raise ValueError(str(exc)) from None
+        self._episode = SeatEpisode(chosen, self.make_student, tutor_name=str(tutor))
         self._state = TutorState(episode_id=episode_id or chosen.key(), spec=chosen.model_dump(), key=chosen.key())
         self.ledger.started()
-        try:
-            obs, info = self._env.reset(seed=chosen.seed)
-        except Exception as exc:  # a student's failure ends its episode, recorded as the engine records it
-            return self._fail(exc)
-        return self._observation(obs, info, reward=None)
+        obs, info = self._episode.start()
+        return self._after(obs, info)
 
     def step(self, action: TutorAction, timeout_s: float | None = None, **kwargs: Any) -> TutorObservation:
-        if self._env is None or self._spec is None:
-            if self._state.done:
+        if self._episode is None:
+            if self._state.done and self._state.outcome is not None:
                 raise ValueError(f"the episode {self._state.key} is over (ended_by={self._state.outcome.ended_by}); "
                                  "send reset to play another")
             raise ValueError("no episode in this session: send reset (index, seed or spec) first")
-        try:
-            obs, reward, terminated, truncated, info = self._env.step(action.message)
-        except Exception as exc:
-            return self._fail(exc)
+        obs, info = self._episode.step(action.message)
         self._state.step_count += 1
-        if terminated or truncated:
-            return self._finish(reward)
-        return self._observation(obs, info, reward=reward)
+        return self._after(obs, info)
 
     @property
     def state(self) -> TutorState:
@@ -267,50 +242,34 @@ class TutorZooEnvironment(Environment[TutorAction, TutorObservation, TutorState]
                                    description="The tutor's seat of a TutorZoo session with a simulated student.")
 
     # ------------------------------------------------------------------ episodes
-    def _observation(self, obs: dict, info: dict, reward: float | None) -> TutorObservation:
-        return TutorObservation(
-            text=str(obs.get("text", "")), features=[float(x) for x in obs.get("features", ())],
-            messages=info.get("messages", []),
-            task=info.get("task", {}), pretest=info.get("pretest", []), turn=int(info.get("turn", 0)),
-            max_turns=int(info.get("max_turns", 0)), phase=str(info.get("phase", "")), key=self._state.key or "",
-            done=False, reward=reward,
-        )
-
-    def _record(self, failures: list) -> dict:
-        aec = self._env.aec  # type: ignore[union-attr]
-        while not failures and aec.agents:  # PettingZoo's dead steps, as the engine plays them after a full episode
-            aec.step(None)
-        return episode_record(aec, self._spec, self._tutor_name, self._student, failures)  # type: ignore[arg-type]
-
-    def _finish(self, reward: float | None, failures: list | None = None) -> TutorObservation:
-        record = self._record(failures or [])
+    def _after(self, obs: dict, info: dict) -> TutorObservation:
+        episode = self._episode
+        assert episode is not None  # reset or step made it
+        if not episode.done:
+            return TutorObservation(
+                text=str(obs.get("text", "")), features=[float(x) for x in obs.get("features", ())],
+                messages=info.get("messages", []), task=info.get("task", {}), pretest=info.get("pretest", []),
+                turn=int(info.get("turn", 0)), max_turns=int(info.get("max_turns", 0)),
+                phase=str(info.get("phase", "")), key=self._state.key or "", done=False, reward=episode.step_reward)
+        record = episode.record
+        assert record is not None
         outcome = outcome_of(record)
         self.ledger.finished(record, outcome.scored)
-        self._env = self._spec = self._student = None
+        self._episode = None
         self._state.done, self._state.outcome = True, outcome
         last = record["transcript"][-1]["utterance"] if record.get("transcript") else ""
-        final = outcome.reward if outcome.reward is not None and math.isfinite(outcome.reward) else None
-        return TutorObservation(text=last, key=outcome.key, done=True, reward=final if reward is None else reward,
-                                outcome=outcome, phase="done")
-
-    def _fail(self, exc: BaseException) -> TutorObservation:
-        aec = self._env.aec  # type: ignore[union-attr]
-        agent = aec.agent_selection
-        failure = exception_failure(agent, aec.infos.get(agent, {}), exc)
-        obs = self._finish(None, [failure])
-        obs.reward = None
-        return obs
+        return TutorObservation(text=last, key=outcome.key, done=True, reward=outcome.reward, outcome=outcome,
+                                phase="done")
 
     def _abandon(self, reason: str) -> None:
-        if self._env is not None and self._spec is not None:
-            turns = int(getattr(self._env.aec, "tutor_turns", 0))
-            self.ledger.abandoned(self._spec, reason, turns)
-            self._env.close()
-        self._env = self._spec = self._student = None
+        if self._episode is not None:
+            self.ledger.abandoned(self._episode.spec, reason, self._episode.tutor_turns)
+            self._episode.close()
+        self._episode = None
 
 
 def build_app(source: SpecSource, ledger: Ledger, max_sessions: int = 8, idle_timeout_s: float | None = 600.0,
-              make_student: Callable[[str], Student] = _default_student) -> Any:
+              make_student: Callable[[str], Student] = default_student) -> Any:
     """The FastAPI app of ``tutorzoo serve``: OpenEnv's WebSocket sessions over :class:`TutorZooEnvironment`.
 
     Example::
