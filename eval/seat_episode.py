@@ -27,6 +27,9 @@ from tutorzoo.envs.errors import ConfigError
 from tutorzoo.envs.protocols import FailureRecord, Student, exception_failure
 from tutorzoo.envs.single_agent import TutorEnv
 
+# the SID objective metrics of SPEC.md section 2, in its order: what the adapters report beside gain and reward
+SID_METRICS = ("SD", "SV", "IKT", "BP", "SC", "L3GR", "3C", "TotalScore")
+
 
 def default_student(persona: str) -> Student:
     """The simulated student of a persona, family or ``distribution:NAME`` (as ``tutorzoo/Tutor-v0`` builds it)."""
@@ -96,4 +99,4 @@ class SeatEpisode:
         self.record = episode_record(self.env.aec, self.spec, self.tutor_name, self.student, failures)
 
 
-__all__ = ["SeatEpisode", "default_student"]
+__all__ = ["SID_METRICS", "SeatEpisode", "default_student"]

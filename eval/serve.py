@@ -39,10 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.errors import ConfigError
 from tutorzoo.envs.protocols import Student
-from tutorzoo.eval.seat_episode import SeatEpisode, default_student
-
-# the SID objective metrics of SPEC.md section 2, in its order
-SID_METRICS = ("SD", "SV", "IKT", "BP", "SC", "L3GR", "3C", "TotalScore")
+from tutorzoo.eval.seat_episode import SID_METRICS, SeatEpisode, default_student
 
 
 class TutorAction(Action):
