@@ -140,12 +140,12 @@ def test_inspect_eval_matches_run_episode_and_the_server_to_the_float(tmp_path: 
     from tutorzoo.eval.serve import Ledger, SpecSource
     from tutorzoo.eval.serve_client import TutorZooClient, play_remote
 
-    async def remote() -> list:
+    async def remote(url: str) -> list:
         async with TutorZooClient(url) as client:
             return [await play_remote(client, ScriptedTutor(script), index=i) for i in range(len(specs))]
 
     with served(SpecSource(specs), Ledger()) as url:
-        outcomes = asyncio.run(asyncio.wait_for(remote(), 60))
+        outcomes = asyncio.run(asyncio.wait_for(remote(url), 60))
     for outcome, record in zip(outcomes, records, strict=True):
         assert outcome.learning_gain == record["learning_gain"] and outcome.reward == record["reward"]
         assert outcome.reward_components == record["reward_components"]
@@ -159,3 +159,47 @@ def test_a_model_failure_is_a_counted_sample_error_not_a_score(tmp_path: Path) -
     log = read_log(tmp_path)
     assert log["status"] == "error"
     assert not any(s.get("scores") for s in log.get("samples", []))
+
+
+def test_parity_solver_and_scorer_server_and_run_episode(scripted) -> None:
+    """The default run's parity check: the inspect solver and scorer (driven here with a scripted ``generate``;
+    the slow test above goes through ``inspect eval``) and the OpenEnv server give run_episode's learning gain,
+    reward and reward components, to the float."""
+    from inspect_ai.model import ModelName, ModelOutput
+    from inspect_ai.scorer import Target
+    from inspect_ai.solver import TaskState
+
+    from tutorzoo.eval.inspect_tasks import tutor_dialogue, tutoring_outcome
+
+    specs, script, records = scripted
+    solve, score = tutor_dialogue(), tutoring_outcome()
+
+    async def generate(state: TaskState, **_: object) -> TaskState:
+        messages = [{"role": m.role, "content": m.text} for m in state.messages]
+        state.output = ModelOutput.from_content("scripted", reply_for(script, messages))
+        return state
+
+    async def one(sample) -> object:
+        state = TaskState(ModelName("openai-api/scripted"), sample.id, 1, sample.input, [], metadata=sample.metadata)
+        return await score(await solve(state, generate), Target(""))
+
+    scores = [asyncio.run(asyncio.wait_for(one(sample), 60)) for sample in suite_samples(SUITE, "all", LIMIT)]
+    for result, record in zip(scores, records, strict=True):
+        assert result.value["learning_gain"] == record["learning_gain"] and result.value["reward"] == record["reward"]
+        assert result.metadata["reward_components"] == record["reward_components"]
+
+    pytest.importorskip("openenv")
+    from test_serve import served
+
+    from tutorzoo.eval.serve import Ledger, SpecSource
+    from tutorzoo.eval.serve_client import TutorZooClient, play_remote
+
+    async def remote(url: str) -> list:
+        async with TutorZooClient(url) as client:
+            return [await play_remote(client, ScriptedTutor(script), index=i) for i in range(len(specs))]
+
+    with served(SpecSource(specs), Ledger()) as url:
+        outcomes = asyncio.run(asyncio.wait_for(remote(url), 60))
+    for outcome, record in zip(outcomes, records, strict=True):
+        assert outcome.learning_gain == record["learning_gain"] and outcome.reward == record["reward"]
+        assert outcome.reward_components == record["reward_components"]
