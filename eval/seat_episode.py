@@ -50,7 +50,7 @@ class SeatEpisode:
         except ConfigError as exc:
             raise ValueError(f"spec {spec.key()}: {exc}") from None
         self.record: dict | None = None
-        self.step_reward: float | None = None
+        self.step_reward: float | None = None  # the last step's reward (the steps' rewards sum to the episode's)
 
     @property
     def done(self) -> bool:
@@ -75,6 +75,7 @@ class SeatEpisode:
         try:
             obs, reward, terminated, truncated, info = self.env.step(text)
         except Exception as exc:
+            self.step_reward = None
             self._fail(exc)
             return {}, {}
         self.step_reward = reward

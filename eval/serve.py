@@ -3,7 +3,8 @@
 Each WebSocket session (``/ws``) plays one episode at a time with its own :class:`~tutorzoo.envs.single_agent.TutorEnv`
 and simulated student; the client is the tutor. ``reset`` picks the episode (``index`` into the server's spec
 list, ``seed`` for a spec of the server's persona and task set, or a whole ``spec``), ``step`` takes one tutor turn
-(:class:`TutorAction`) and returns the student's reply (:class:`TutorObservation`); the last observation carries
+(:class:`TutorAction`) and returns the student's reply and the step's reward (:class:`TutorObservation`; the steps'
+rewards sum to the episode's); the last observation carries
 the episode's :class:`Outcome` (learning gain, reward, its components, the SID metrics, the failure if any) as a
 typed field, because openenv-core 0.3 drops ``metadata`` from the wire. The same spec played with the same tutor
 replies is the same episode as ``tutorzoo rollout`` / :func:`tutorzoo.eval.rollout.run_episode` gives.
@@ -241,22 +242,23 @@ class TutorZooEnvironment(Environment[TutorAction, TutorObservation, TutorState]
     # ------------------------------------------------------------------ episodes
     def _after(self, obs: dict, info: dict) -> TutorObservation:
         episode = self._episode
-        assert episode is not None  # reset or step made it
+        if episode is None:
+            raise RuntimeError("no episode to observe")  # reset and step make one first
         if not episode.done:
             return TutorObservation(
                 text=str(obs.get("text", "")), features=[float(x) for x in obs.get("features", ())],
                 messages=info.get("messages", []), task=info.get("task", {}), pretest=info.get("pretest", []),
                 turn=int(info.get("turn", 0)), max_turns=int(info.get("max_turns", 0)),
                 phase=str(info.get("phase", "")), key=self._state.key or "", done=False, reward=episode.step_reward)
-        record = episode.record
-        assert record is not None
+        record = episode.record or {}
         outcome = outcome_of(record)
         self.ledger.finished(record, outcome.scored)
         self._episode = None
         self._state.done, self._state.outcome = True, outcome
         last = record["transcript"][-1]["utterance"] if record.get("transcript") else ""
-        return TutorObservation(text=last, key=outcome.key, done=True, reward=outcome.reward, outcome=outcome,
-                                phase="done")
+        # the step's reward, as on every step (they sum to the episode's); the episode's total is outcome.reward
+        return TutorObservation(text=last, key=outcome.key, done=True, outcome=outcome, phase="done",
+                                reward=episode.step_reward if outcome.scored else None)
 
     def _abandon(self, reason: str) -> None:
         if self._episode is not None:

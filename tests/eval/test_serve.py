@@ -37,9 +37,9 @@ LIMIT_S = 60.0  # every network wait of these tests ends by then
 
 
 @contextmanager
-def served(source: SpecSource, ledger: Ledger, max_sessions: int = 8) -> Iterator[str]:
+def served(source: SpecSource, ledger: Ledger, max_sessions: int = 8, **kwargs) -> Iterator[str]:
     """A ``build_app`` server on a free loopback port in a thread; yields its URL, stops it on exit."""
-    app = build_app(source, ledger, max_sessions=max_sessions, idle_timeout_s=None)
+    app = build_app(source, ledger, max_sessions=max_sessions, idle_timeout_s=None, **kwargs)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2))
@@ -259,3 +259,34 @@ def test_serve_refuses_bad_options_before_listening(argv: list[str], expected: s
 
     assert main(["serve", "--port", "0", *argv]) == 2
     assert expected in capsys.readouterr().out
+
+
+class BreakingStudent(SimulatedStudent):
+    """A simulated student whose third dialogue turn raises (a crashed student backend)."""
+
+    def __init__(self, persona: str) -> None:
+        super().__init__(persona)
+        self.calls = 0
+
+    def act(self, observation, info):
+        if info.get("phase") == "dialogue":
+            self.calls += 1
+            if self.calls == 3:
+                raise RuntimeError("student backend crashed")
+        return super().act(observation, info)
+
+
+def test_a_failed_episode_is_recorded_and_counted_never_scored(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path)
+
+    async def scenario(url: str):
+        async with TutorZooClient(url) as client:
+            return await play_remote(client, make_tutor("socratic"), seed=0)
+
+    with served(SpecSource(protocol={"max_turns": 8}), ledger, make_student=BreakingStudent) as url:
+        outcome = run(scenario(url))
+    assert not outcome.scored and outcome.ended_by == "failure" and "student backend crashed" in outcome.failure
+    assert outcome.learning_gain is None and outcome.reward is None and outcome.metrics == {}
+    assert ledger.snapshot() == {"started": 1, "scored": 0, "failed": 1, "abandoned": 0}
+    [record] = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
+    assert record["ended_by"] == "failure" and record["failures"][0]["agent"] == "student"
