@@ -203,6 +203,7 @@ class TutorZooEnvironment(Environment[TutorAction, TutorObservation, TutorState]
         super().__init__()
         self.source, self.ledger, self.make_student = source, ledger, make_student
         self._episode: SeatEpisode | None = None
+        self._abandoned: str | None = None  # why the session's last episode was dropped unfinished
         self._state = TutorState()
 
     # ------------------------------------------------------------------ OpenEnv API
@@ -212,7 +213,7 @@ class TutorZooEnvironment(Environment[TutorAction, TutorObservation, TutorState]
             raise ValueError(f"reset does not take {sorted(kwargs)}; it takes index, seed, spec, tutor, episode_id")
         chosen = self.source.pick(index=index, seed=seed, spec=spec)
         self._abandon("reset before the episode ended")
-        self._episode = SeatEpisode(chosen, self.make_student, tutor_name=str(tutor))
+        self._episode, self._abandoned = SeatEpisode(chosen, self.make_student, tutor_name=str(tutor)), None
         self._state = TutorState(episode_id=episode_id or chosen.key(), spec=chosen.model_dump(), key=chosen.key())
         self.ledger.started()
         obs, info = self._episode.start()
@@ -220,6 +221,9 @@ class TutorZooEnvironment(Environment[TutorAction, TutorObservation, TutorState]
 
     def step(self, action: TutorAction, timeout_s: float | None = None, **kwargs: Any) -> TutorObservation:
         if self._episode is None:
+            if self._abandoned is not None:
+                raise ValueError(f"the episode {self._state.key} was abandoned ({self._abandoned}) and is not scored; "
+                                 "send reset to play another")
             if self._state.done and self._state.outcome is not None:
                 raise ValueError(f"the episode {self._state.key} is over (ended_by={self._state.outcome.ended_by}); "
                                  "send reset to play another")
@@ -233,7 +237,8 @@ class TutorZooEnvironment(Environment[TutorAction, TutorObservation, TutorState]
         return self._state
 
     def close(self) -> None:
-        self._abandon("the session closed before the episode ended")
+        # OpenEnv closes the env when the socket goes, at shutdown, and when the idle reaper drops the session
+        self._abandon("the session was closed or idle past --idle-timeout before the episode ended")
 
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(name="tutorzoo", version="tutoring_v0",
@@ -264,6 +269,7 @@ class TutorZooEnvironment(Environment[TutorAction, TutorObservation, TutorState]
         if self._episode is not None:
             self.ledger.abandoned(self._episode.spec, reason, self._episode.tutor_turns)
             self._episode.close()
+            self._abandoned = reason
         self._episode = None
 
 

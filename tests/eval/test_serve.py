@@ -290,3 +290,34 @@ def test_a_failed_episode_is_recorded_and_counted_never_scored(tmp_path: Path) -
     assert ledger.snapshot() == {"started": 1, "scored": 0, "failed": 1, "abandoned": 0}
     [record] = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
     assert record["ended_by"] == "failure" and record["failures"][0]["agent"] == "student"
+
+
+@pytest.mark.slow
+def test_an_idle_session_is_reaped_its_episode_abandoned_not_scored(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path)
+    app = build_app(SpecSource(protocol=PROTOCOL), ledger, idle_timeout_s=1.0)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.02)
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+    async def idle() -> None:
+        async with TutorZooClient(url) as client:
+            await client.reset(seed=0)
+            deadline = time.monotonic() + 30
+            while (await asyncio.to_thread(stats, url))["abandoned"] == 0:  # the reaper looks every 5 s
+                assert time.monotonic() < deadline, "the idle session was not reaped in 30 s"
+                await asyncio.sleep(0.2)
+            with pytest.raises(ServerError, match="abandoned .*idle past --idle-timeout.* not scored"):
+                await client.step("Are you still there?")
+
+    try:
+        run(idle())
+    finally:
+        server.should_exit = True
+        thread.join(10)
+    assert ledger.snapshot()["scored"] == 0 and ledger.snapshot()["abandoned"] == 1
