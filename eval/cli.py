@@ -105,6 +105,11 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
     protocol = {"max_turns": args.max_turns, "opener": args.opener, "posttest": args.posttest}
     if args.task_path:
         protocol["task_path"] = args.task_path
+    from tutorzoo.agents.gym_views import simulated_student
+
+    # the defaults make the specs of reset(seed=...), with or without --suite: checked either way
+    make_config(task_set=args.task_set, task_id=args.task_id, **protocol)
+    simulated_student(args.persona)  # an unknown persona fails here, with a did-you-mean
     specs = []
     if args.suite is not None:
         from tutorzoo.eval.suite import load_suite
@@ -112,11 +117,6 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
         specs = load_suite(args.suite).specs(args.split)[: args.limit]
         if not specs:
             raise ConfigError(f"suite {args.suite!r} has no specs in split {args.split!r}; choose another --split")
-    else:
-        from tutorzoo.agents.gym_views import simulated_student
-
-        make_config(task_set=args.task_set, task_id=args.task_id, **protocol)
-        simulated_student(args.persona)  # an unknown persona fails here, with a did-you-mean
     from tutorzoo.eval.serve import Ledger, SpecSource, build_app
 
     source = SpecSource(specs, persona=args.persona, task_set=args.task_set, task_id=args.task_id, protocol=protocol)
@@ -127,9 +127,9 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((args.host, args.port))
-    except OSError as exc:
-        raise ConfigError(f"cannot listen on {args.host}:{args.port} ({exc.strerror}); choose another --port "
-                          "(0 picks a free one)") from None
+    except (OSError, OverflowError) as exc:
+        raise ConfigError(f"cannot listen on {args.host}:{args.port} ({getattr(exc, 'strerror', None) or exc}); "
+                          "choose another --port (0 picks a free one) or --host") from None
     sock.listen(2048)  # connections wait in the backlog from here, so the line below is true when printed
     host, port = sock.getsockname()[:2]
     what = f"{len(specs)} specs of suite {args.suite}" if specs else f"persona {args.persona} on {args.task_set}"
@@ -323,8 +323,8 @@ def parser() -> argparse.ArgumentParser:
     sv.add_argument("--max-sessions", type=int, default=8, help="most concurrent sessions; one more is refused")
     sv.add_argument("--idle-timeout", type=float, default=600.0,
                     help="seconds a session may stay silent before it is closed (0: never); its episode is abandoned")
-    sv.add_argument("--suite", default=None, help="serve this suite's specs (reset with index=I); default: specs of "
-                                                  "--persona and --task-set (reset with seed=S)")
+    sv.add_argument("--suite", default=None, help="serve this suite's specs (reset with index=I); reset with seed=S "
+                                                  "plays a spec of --persona, --task-set and the protocol options")
     sv.add_argument("--split", choices=["all", "train", "held_out"], default="all")
     sv.add_argument("--limit", type=int, default=None, help="only the first N specs of the suite")
     sv.add_argument("--persona", default="all_round_partly_wrong", help="persona, family or distribution:NAME")

@@ -252,6 +252,9 @@ def test_serve_cli_stopped_by_sigterm_mid_episode_scores_nothing(tmp_path: Path)
     (["--max-sessions", "0"], "--max-sessions must be >= 1"),
     (["--persona", "no_such_persona"], "no_such_persona"),
     (["--suite", "default", "--limit", "0"], "--limit must be >= 1"),
+    (["--suite", "default", "--persona", "no_such_persona"], "no_such_persona"),
+    (["--max-turns", "0"], "max_turns"),
+    (["--idle-timeout", "-1"], "--idle-timeout must be > 0"),
 ])
 def test_serve_refuses_bad_options_before_listening(argv: list[str], expected: str,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
@@ -259,6 +262,13 @@ def test_serve_refuses_bad_options_before_listening(argv: list[str], expected: s
 
     assert main(["serve", "--port", "0", *argv]) == 2
     assert expected in capsys.readouterr().out
+
+
+def test_serve_refuses_a_port_it_cannot_bind(capsys: pytest.CaptureFixture[str]) -> None:
+    from tutorzoo.eval.cli import main
+
+    assert main(["serve", "--port", "70000"]) == 2
+    assert "choose another --port" in capsys.readouterr().out
 
 
 class BreakingStudent(SimulatedStudent):
