@@ -93,7 +93,8 @@ def tutoring_outcome() -> Scorer:
 
         record = state.store.get(RECORD_KEY)
         if record is None:
-            raise EpisodeFailed("no episode record in the sample: score with the tutor_dialogue solver")
+            raise EpisodeFailed("the sample has no finished episode (a sample limit or an error stopped the solver, "
+                                "or it is not tutor_dialogue): it is not scored")
         metrics = episode_metrics(record)
         value = {"learning_gain": _number(record["learning_gain"]), "reward": _number(record["reward"]),
                  **{name: _number(metrics[name]) for name in SID_METRICS}}
