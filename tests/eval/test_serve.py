@@ -28,9 +28,16 @@ uvicorn = pytest.importorskip("uvicorn")
 from tutorzoo.agents.student import SimulatedStudent  # noqa: E402
 from tutorzoo.agents.tutor import make_tutor  # noqa: E402
 from tutorzoo.envs.config import EpisodeSpec  # noqa: E402
+from tutorzoo.envs.seeding import derive_seed  # noqa: E402
 from tutorzoo.eval.rollout import run_episode  # noqa: E402
 from tutorzoo.eval.serve import Ledger, SpecSource, build_app, outcome_of  # noqa: E402
-from tutorzoo.eval.serve_client import ServerError, ServerGone, TutorZooClient, play_remote  # noqa: E402
+from tutorzoo.eval.serve_client import (  # noqa: E402
+    ServerError,
+    ServerGone,
+    TutorZooClient,
+    observation_pair,
+    play_remote,
+)
 
 PROTOCOL = {"max_turns": 2}
 LIMIT_S = 60.0  # every network wait of these tests ends by then
@@ -65,10 +72,10 @@ def stats(url: str) -> dict:
 def wait_for(url: str, check, what: str) -> dict:
     deadline = time.monotonic() + 20
     while True:
-        now = stats(url)
-        if check(now):
-            return now
-        assert time.monotonic() < deadline, f"{what} did not happen in 20 s: {now}"
+        current = stats(url)
+        if check(current):
+            return current
+        assert time.monotonic() < deadline, f"{what} did not happen in 20 s: {current}"
         time.sleep(0.05)
 
 
@@ -80,30 +87,33 @@ def test_eight_concurrent_sessions_play_the_engines_episodes(tmp_path: Path) -> 
     ledger = Ledger(tmp_path)
     seeds = list(range(8))
 
-    async def one(url: str, seed: int):
+    async def one(url: str, seed: int, go: asyncio.Event, tutor_seed: int):
+        # play_remote's loop, waiting after the reset until every session holds an episode at the same moment
+        tutor = make_tutor("socratic")
         async with TutorZooClient(url) as client:
-            return await play_remote(client, make_tutor("socratic"), seed=seed, tutor_name="socratic")
+            result = await client.reset(seed=seed, tutor="socratic")
+            await go.wait()
+            tutor.reset(seed=tutor_seed)
+            turns = 0
+            while not result.done:
+                result = await client.step(tutor.act(*observation_pair(result.observation)))
+                turns += 1
+            return result.observation.outcome, turns
 
     async def all_at_once(url: str):
-        started = asyncio.Event()
-        peak = 0
-
-        async def watch() -> None:  # the sessions are open at the same time, not one after another
-            nonlocal peak
-            while not started.is_set():
-                peak = max(peak, (await asyncio.to_thread(stats, url))["active_sessions"])
-                await asyncio.sleep(0.05)
-
-        watcher = asyncio.create_task(watch())
-        outcomes = await asyncio.gather(*(one(url, s) for s in seeds))
-        started.set()
-        await watcher
-        return outcomes, peak
+        go = asyncio.Event()
+        tasks = [asyncio.create_task(one(url, s, go, derive_seed(s, "tutor"))) for s in seeds]
+        while (await asyncio.to_thread(stats, url))["active_sessions"] < len(seeds):
+            await asyncio.sleep(0.02)
+        open_at_once = (await asyncio.to_thread(stats, url))["active_sessions"]
+        go.set()
+        return await asyncio.gather(*tasks), open_at_once
 
     with served(SpecSource(protocol=PROTOCOL), ledger, max_sessions=8) as url:
-        outcomes, peak = run(all_at_once(url))
+        played, open_at_once = run(all_at_once(url))
         final = stats(url)
-    assert peak >= 2, final
+    outcomes = [outcome for outcome, _turns in played]
+    assert open_at_once == 8
     assert final["scored"] == 8 and final["abandoned"] == 0 and final["active_sessions"] == 0
     served_records = {json.loads(line)["spec"]["seed"]: json.loads(line)
                       for line in (tmp_path / "episodes.jsonl").read_text().splitlines()}
