@@ -341,3 +341,19 @@ def test_an_idle_session_is_reaped_its_episode_abandoned_not_scored(tmp_path: Pa
         server.should_exit = True
         thread.join(10)
     assert ledger.snapshot()["scored"] == 0 and ledger.snapshot()["abandoned"] == 1
+
+
+def test_only_the_websocket_session_plays_episodes() -> None:
+    """HTTP /reset and /step would make a fresh env per request: they are not served; /health and /schema are."""
+    import urllib.error
+
+    with served(SpecSource(protocol=PROTOCOL), Ledger()) as url:
+        for path in ("/reset", "/step"):
+            request = urllib.request.Request(f"{url}{path}", data=b"{}", method="POST",
+                                             headers={"Content-Type": "application/json"})
+            with pytest.raises(urllib.error.HTTPError) as err:
+                urllib.request.urlopen(request, timeout=10)
+            assert err.value.code in (404, 405)
+        with urllib.request.urlopen(f"{url}/schema", timeout=10) as resp:
+            schema = json.load(resp)
+    assert "message" in json.dumps(schema["action"]) and "outcome" in json.dumps(schema["observation"])
