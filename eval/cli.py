@@ -1,5 +1,5 @@
 """The ``tutorzoo`` command line: ``eval``, ``rollout``, ``play``, ``train``, ``judge``, ``score``, ``agreement``,
-``list``.
+``serve``, ``list``.
 
 Examples::
 
@@ -12,6 +12,7 @@ Examples::
     tutorzoo score runs/r1/episodes.jsonl --out runs/r1
     tutorzoo report runs/r1                                  # metrics.json, report.md, report.html of any run
     tutorzoo eval --suite default --seed 1 --replicates 3 --out runs/retest   # test-retest over run seeds
+    tutorzoo serve --suite default --split held_out --max-sessions 8 --port 8000   # an OpenEnv server
     tutorzoo list personas
 
 The output rule, for every command that writes runs (``eval``, ``rollout``): ``--out`` is a folder; if it
@@ -81,6 +82,63 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
         for path in sorted(SUITE_DIR.glob("*.yaml")):
             suite = load_suite(str(path))
             console.print(f"{suite.name:14s} v{suite.version}  {suite.description}", markup=False)
+    return EXIT_OK
+
+
+def cmd_serve(args: argparse.Namespace, console: Console) -> int:
+    """``tutorzoo serve``: the OpenEnv server of :mod:`tutorzoo.eval.serve` until interrupted."""
+    import socket
+
+    from tutorzoo.envs.config import make_config
+
+    require_extra(["openenv", "uvicorn", "fastapi"], "openenv", "tutorzoo serve")
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError(f"--limit must be >= 1, got {args.limit}")
+    out = None
+    if args.out is not None:
+        out = Path(args.out)
+        _check_out_arg(out)
+        held = [n for n in ("episodes.jsonl", "abandoned.jsonl") if (out / n).exists()]
+        if held:
+            raise ConfigError(f"--out {out} already holds {', '.join(held)}; give a new folder (a server's records "
+                              "are never appended to another run's)")
+    protocol = {"max_turns": args.max_turns, "opener": args.opener, "posttest": args.posttest}
+    if args.task_path:
+        protocol["task_path"] = args.task_path
+    from tutorzoo.agents.gym_views import simulated_student
+
+    # the defaults make the specs of reset(seed=...), with or without --suite: checked either way
+    make_config(task_set=args.task_set, task_id=args.task_id, **protocol)
+    simulated_student(args.persona)  # an unknown persona fails here, with a did-you-mean
+    specs = []
+    if args.suite is not None:
+        from tutorzoo.eval.suite import load_suite
+
+        specs = load_suite(args.suite).specs(args.split)[: args.limit]
+        if not specs:
+            raise ConfigError(f"suite {args.suite!r} has no specs in split {args.split!r}; choose another --split")
+    from tutorzoo.eval.serve import Ledger, SpecSource, build_app
+
+    source = SpecSource(specs, persona=args.persona, task_set=args.task_set, task_id=args.task_id, protocol=protocol)
+    app = build_app(source, Ledger(out), max_sessions=args.max_sessions, idle_timeout_s=args.idle_timeout or None)
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((args.host, args.port))
+    except (OSError, OverflowError) as exc:
+        raise ConfigError(f"cannot listen on {args.host}:{args.port} ({getattr(exc, 'strerror', None) or exc}); "
+                          "choose another --port (0 picks a free one) or --host") from None
+    sock.listen(2048)  # connections wait in the backlog from here, so the line below is true when printed
+    host, port = sock.getsockname()[:2]
+    what = f"{len(specs)} specs of suite {args.suite}" if specs else f"persona {args.persona} on {args.task_set}"
+    # one plain line a script can read the port from (port 0 picks a free one)
+    print(f"tutorzoo serve: listening on http://{host}:{port} (ws://{host}:{port}/ws), {what}, at most "
+          f"{args.max_sessions} sessions", flush=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5,
+                                           ws_ping_interval=20.0))
+    server.run(sockets=[sock])
     return EXIT_OK
 
 
@@ -258,6 +316,26 @@ def parser() -> argparse.ArgumentParser:
         own = sub.add_parser(name, help=help_text, add_help=False)
         own.add_argument("rest", nargs=argparse.REMAINDER)
         own.set_defaults(func=func)
+
+    sv = sub.add_parser("serve", help="serve the tutor's seat as an OpenEnv environment (WebSocket sessions)")
+    sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default loopback only)")
+    sv.add_argument("--port", type=int, default=8000, help="port (0: a free one, printed on start)")
+    sv.add_argument("--max-sessions", type=int, default=8, help="most concurrent sessions; one more is refused")
+    sv.add_argument("--idle-timeout", type=float, default=600.0,
+                    help="seconds a session may stay silent before it is closed (0: never); its episode is abandoned")
+    sv.add_argument("--suite", default=None, help="serve this suite's specs (reset with index=I); reset with seed=S "
+                                                  "plays a spec of --persona, --task-set and the protocol options")
+    sv.add_argument("--split", choices=["all", "train", "held_out"], default="all")
+    sv.add_argument("--limit", type=int, default=None, help="only the first N specs of the suite")
+    sv.add_argument("--persona", default="all_round_partly_wrong", help="persona, family or distribution:NAME")
+    sv.add_argument("--task-set", default="math")
+    sv.add_argument("--task-id", default=None, help="default: drawn from each episode's seed")
+    sv.add_argument("--task-path", default=None, help="data for the task set (mcq bank file, lesson folder)")
+    sv.add_argument("--max-turns", type=int, default=8)
+    sv.add_argument("--opener", choices=["student", "tutor"], default="student")
+    sv.add_argument("--posttest", choices=["isomorphic", "same", "both"], default="isomorphic")
+    sv.add_argument("--out", default=None, help="folder for episodes.jsonl (finished episodes) and abandoned.jsonl")
+    sv.set_defaults(func=cmd_serve)
 
     ls = sub.add_parser("list", help="list tutors, personas, tasks, task sets or suites")
     ls.add_argument("what", choices=["tutors", "personas", "tasks", "task-sets", "suites"])
