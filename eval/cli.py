@@ -44,7 +44,6 @@ from tutorzoo.eval.cli_options import (
     EXIT_ERROR,
     EXIT_NOT_SCORED,
     EXIT_OK,
-    INSTALL_HINT,
     _check_out_arg,
     require_extra,
     tutor_names,
@@ -97,7 +96,7 @@ def _score_argv(rest: list[str]) -> list[str]:
         elif arg.startswith("--out="):
             _check_out_arg(Path(arg.split("=", 1)[1]))
             has_out = True
-    takes_value = {"--out", "--group-by", "--k", "--resamples", "--confidence", "--seed", "--annotator"}
+    takes_value = {"--out", "--group-by", "--k", "--max-k", "--resamples", "--confidence", "--seed", "--annotator"}
     i = 0
     while i < len(rest):
         arg = rest[i]
@@ -285,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
 
 
-__all__ = ["EXIT_ERROR", "EXIT_NOT_SCORED", "EXIT_OK", "INSTALL_HINT", "cmd_eval", "cmd_report", "cmd_rollout",
+__all__ = ["EXIT_ERROR", "EXIT_NOT_SCORED", "EXIT_OK", "cmd_eval", "cmd_report", "cmd_rollout",
            "main", "parser", "require_extra", "tutor_names", "write_reports"]
 
 

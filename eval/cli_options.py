@@ -16,9 +16,9 @@ from pathlib import Path
 import yaml
 
 from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.install import install_hint
 
 EXIT_OK, EXIT_NOT_SCORED, EXIT_ERROR = 0, 1, 2
-INSTALL_HINT = "pip install -e '.[{extra}]' (or `make install`, which installs every extra)"
 
 # Optional packages, checked before any work: (modules, extra that installs them)
 _MODEL_EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -43,7 +43,7 @@ def require_extra(modules: Sequence[str], extra: str, what: str) -> None:
     missing = _missing(modules)
     if missing:
         raise ConfigError(f"{what} needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not "
-                          "installed: " + INSTALL_HINT.format(extra=extra))
+                          "installed: " + install_hint(extra))
 
 
 def _check_tutor_extras(tutors: Sequence[str]) -> None:
