@@ -46,7 +46,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg = load_recipe_config(module.Config, path, args.set)
         results = module.run(cfg)
     except TutorZooError as exc:
-        console.print(f"tutorzoo train {args.recipe}: {exc}", style="red", markup=False)  # keep '.[hf]' as is
+        # markup off keeps '.[hf]' as is; soft_wrap keeps the error on one line at any terminal width
+        console.print(f"tutorzoo train {args.recipe}: {exc}", style="red", markup=False, soft_wrap=True)
         return 2
     console.print_json(json.dumps(results, sort_keys=True, default=str))
     return 0
