@@ -20,6 +20,17 @@ from tutorzoo.envs.install import install_hint
 
 EXIT_OK, EXIT_NOT_SCORED, EXIT_ERROR = 0, 1, 2
 
+# Help of the session options `rollout` and `play` share (envs/tutoring_v0.py documents each).
+PROTOCOL_HELP: dict[str, str] = {
+    "persona": "the simulated student's persona (tutorzoo list personas), default %(default)s",
+    "task_set": "math (procedural K-8 problems), stem (the 48 lessons) or mcq (a bank; --task-path), "
+                "default %(default)s",
+    "max_turns": "most tutor turns in the dialogue (the tutor may end earlier with [END]), default %(default)s",
+    "opener": "who speaks first in the dialogue, default %(default)s",
+    "posttest": "isomorphic: new items on the same knowledge; same: the pre-test's items again (EducationQ); "
+                "both: both, with both gains (default %(default)s)",
+}
+
 # Optional packages, checked before any work: (modules, extra that installs them)
 _MODEL_EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
     "hf:": (("torch", "transformers"), "hf"),

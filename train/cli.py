@@ -34,7 +34,9 @@ RECIPES: dict[str, str] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="tutorzoo train", description=__doc__.split("\n\n")[0])
-    p.add_argument("recipe", choices=sorted(RECIPES))
+    p.add_argument("recipe", choices=sorted(RECIPES),
+                   help="corpus (socratic dialogues), sft (LoRA on tutor turns), grpo (whole episodes), dpo "
+                   "(env-ranked pairs) or ppo (dialogue acts)")
     p.add_argument("--config", default=None, help="YAML config (default configs/train/RECIPE.yaml)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config field (dots for nested keys), repeatable")
