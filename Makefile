@@ -31,15 +31,18 @@ browser:
 install: $(FULL) browser
 
 # The demo always starts over in DEMO_OUT (--overwrite), and says so first; DEMO_OUT=runs/other keeps a run.
+# DEMO_ARGS adds eval options (tests/test_readme.py: DEMO_ARGS="--limit 3"); TESTS picks test files for make test.
 DEMO_OUT ?= runs/default
+DEMO_ARGS ?=
+TESTS ?=
 demo: $(CORE)
 	@if [ -f "$(DEMO_OUT)/episodes.jsonl" ]; then \
 		echo "make demo: replacing $(DEMO_OUT) ($$(wc -l < "$(DEMO_OUT)/episodes.jsonl") episodes of an earlier run are deleted; keep them with make demo DEMO_OUT=runs/other)"; \
 	else echo "make demo: writing $(DEMO_OUT) (a later make demo replaces it; DEMO_OUT=runs/other writes elsewhere)"; fi
-	$(VENV)/bin/tutorzoo eval --suite default --out $(DEMO_OUT) --overwrite
+	$(VENV)/bin/tutorzoo eval --suite default --out $(DEMO_OUT) --overwrite $(DEMO_ARGS)
 
 test: $(FULL) browser
-	$(PY) -m pytest
+	$(PY) -m pytest $(TESTS)
 
 test-slow: $(FULL) browser
 	$(PY) -m pytest -m slow

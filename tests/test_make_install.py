@@ -142,7 +142,7 @@ def test_make_demo_says_what_it_replaces(fake_venv: Path, tmp_path: Path) -> Non
 
     first = demo().splitlines()
     assert first[0] == f"make demo: writing {out} (a later make demo replaces it; DEMO_OUT=runs/other writes elsewhere)"
-    assert first[1] == f"tutorzoo eval --suite default --out {out} --overwrite"
+    assert first[1].rstrip() == f"tutorzoo eval --suite default --out {out} --overwrite"
     out.mkdir(parents=True)
     (out / "episodes.jsonl").write_text("{}\n{}\n{}\n")
     second = demo().splitlines()
