@@ -62,7 +62,7 @@ from tutorzoo.eval.tracking import scrub_secrets
 @cache
 def _asset(name: str) -> str:
     """A file of ``eval/assets/`` as text, byte for byte (the script's CSP hash is of these exact bytes)."""
-    return (files("eval") / "assets" / name).read_bytes().decode("utf-8")
+    return (files("tutorzoo.eval") / "assets" / name).read_bytes().decode("utf-8")
 
 
 def render_html(board: Mapping, records: Sequence[Mapping], run_info: Mapping) -> str:

@@ -72,3 +72,11 @@ def test_wheel_install_hint_without_matplotlib(wheel_site: Path, tmp_path: Path)
     assert "report.html will not be written: it needs matplotlib: pip install 'tutorzoo[report]'" in text
     assert "-e '.[" not in text
     assert (tmp_path / "e" / "report.md").is_file() and not (tmp_path / "e" / "report.html").exists()
+
+
+def test_wheel_install_writes_report_html(wheel_site: Path, tmp_path: Path) -> None:
+    """With matplotlib, an installed wheel writes report.html: its assets are found as package data of
+    tutorzoo.eval (no bare top-level name exists there)."""
+    done = _run(wheel_site, tmp_path, "", "rollout", "--tutor", "socratic", "--episodes", "1", "--out", "r")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "r" / "report.html").is_file()
