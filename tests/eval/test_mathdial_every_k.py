@@ -82,3 +82,14 @@ def test_test_split_at_ten(tmp_path: Path) -> None:
     telling = [round(100 * group["metrics"][f"Telling@{k}"]["mean"], 2) for k in range(1, 11)]
     assert success == [36.06, 47.41, 59.43, 68.78, 76.63, 81.14, 86.31, 88.81, 91.15, 92.15]
     assert telling == [2.67, 4.17, 5.01, 5.68, 7.68, 8.68, 9.68, 10.02, 10.85, 11.35]
+
+
+def test_success_telling_defaults_to_every_k_to_ten() -> None:
+    from tutorzoo.eval.metrics.mathdial import success_telling
+
+    turns = [{"speaker": "tutor"}, {"speaker": "student", "states_answer": False},
+             {"speaker": "tutor", "reveals_answer": False}, {"speaker": "student", "states_answer": True}]
+    values = success_telling(turns)
+    assert list(values) == [f"{kind}@{k}" for k in range(1, 11) for kind in ("Success", "Telling")]
+    assert values["Success@1"] == 1.0 and values["Telling@10"] == 0.0
+    assert list(success_telling(turns, max_k=2)) == ["Success@1", "Telling@1", "Success@2", "Telling@2"]
