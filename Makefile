@@ -1,7 +1,10 @@
 # The README's two commands: `make demo` (default benchmark) and `make test`. Each installs what it needs.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-PIP := $(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt
+# constraints.txt as this venv needs it: a torch already installed here that meets pyproject.toml's range (a CUDA
+# build, say) is kept instead of being replaced by the pinned CPU build (tools/install_constraints.py).
+PIN := $(PY) tools/install_constraints.py constraints.txt pyproject.toml > $(VENV)/constraints.txt
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check -c $(VENV)/constraints.txt
 CORE := $(VENV)/.installed-core
 FULL := $(VENV)/.installed-full
 
@@ -9,12 +12,15 @@ FULL := $(VENV)/.installed-full
 
 $(CORE): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
+	$(PIN)
 	$(PIP) -e ".[dev,report]"
 	touch $(CORE)
 
-# Everything for the tests: model backends, TRL/PEFT/SB3, W&B, Ray (torch pinned to the machine's CPU build in
-# constraints.txt), and Debian's chromium for the report's browser test.
+# Everything for the tests: model backends, TRL/PEFT/SB3, W&B, Ray (torch pinned to the CPU build of
+# constraints.txt unless the venv already has a torch in the package's range), and Debian's chromium for the
+# report's browser test.
 $(FULL): $(CORE)
+	$(PIN)
 	$(PIP) -e ".[dev,all]"
 	touch $(FULL)
 
@@ -24,11 +30,19 @@ browser:
 
 install: $(FULL) browser
 
+# The demo always starts over in DEMO_OUT (--overwrite), and says so first; DEMO_OUT=runs/other keeps a run.
+# DEMO_ARGS adds eval options (tests/test_readme.py: DEMO_ARGS="--limit 3"); TESTS picks test files for make test.
+DEMO_OUT ?= runs/default
+DEMO_ARGS ?=
+TESTS ?=
 demo: $(CORE)
-	$(VENV)/bin/tutorzoo eval --suite default --out runs/default --overwrite
+	@if [ -f "$(DEMO_OUT)/episodes.jsonl" ]; then \
+		echo "make demo: replacing $(DEMO_OUT) ($$(wc -l < "$(DEMO_OUT)/episodes.jsonl") episodes of an earlier run are deleted; keep them with make demo DEMO_OUT=runs/other)"; \
+	else echo "make demo: writing $(DEMO_OUT) (a later make demo replaces it; DEMO_OUT=runs/other writes elsewhere)"; fi
+	$(VENV)/bin/tutorzoo eval --suite default --out $(DEMO_OUT) --overwrite $(DEMO_ARGS)
 
 test: $(FULL) browser
-	$(PY) -m pytest
+	$(PY) -m pytest $(TESTS)
 
 test-slow: $(FULL) browser
 	$(PY) -m pytest -m slow
@@ -37,6 +51,7 @@ lint: $(CORE)
 	$(VENV)/bin/ruff check .
 
 bench: $(FULL)
+	$(PIN)
 	$(PIP) -e ".[bench]"
 	$(PY) benchmarks/env_speed.py
 	$(PY) benchmarks/rollout_speed.py

@@ -63,6 +63,9 @@ class _FamilyStudent:
 def simulated_student(persona: str) -> Student:
     """A simulated student for a persona name, a family name (one of its personas per episode) or
     ``distribution:NAME`` (sampled per episode); an unknown name is a ConfigError with a did-you-mean."""
+    if not isinstance(persona, str) or not persona:
+        raise ConfigError(f"persona must be a persona name, a family or distribution:NAME (tutorzoo list personas), "
+                          f"e.g. persona='weak_knowledge_partly_wrong'; got {persona!r}")
     if persona.startswith("distribution:"):
         return SimulatedStudent(load_distribution(persona.partition(":")[2]))
     every = load_personas()

@@ -16,8 +16,10 @@ see :func:`words`):
    :data:`SALAD_MIN_WORDS` words, where rules 3 and 4 do not apply) are *known*: in :func:`vocabulary`
    (every word of the project's own text: the STEM lessons, the math material, the MCQ bank, personas, the
    student's templates, the string literals of the task sets, the act templates and the tutors, the gold
-   annotations, plus :data:`FUNCTION_WORDS` and :data:`COMMON_WORDS`), directly or after stripping one common
-   English suffix (``-s``, ``-ed``, ``-ing``, ...); a compound (``step-by-step``) when each part is;
+   annotations, plus :data:`FUNCTION_WORDS`, :data:`COMMON_WORDS` and :data:`SOCIAL_WORDS`), directly or after
+   stripping one common English suffix (``-s``, ``-ed``, ``-ing``, ...); a compound (``step-by-step``) when each
+   part is; in a short turn with a greeting or another social word, a capitalised word is a name
+   (``"Hello, Leo!"``);
 3. a turn of at least :data:`SALAD_MIN_WORDS` words has at least :data:`MIN_FUNCTION_SHARE` function words
    (:data:`FUNCTION_WORDS`: articles, pronouns, prepositions, auxiliaries, conjunctions): English sentences
    are held together by them, a string of content words ("photosynthesis gravity imagine fraction why") is
@@ -76,6 +78,7 @@ MIN_LANGUAGE_SCORE = 0.9
 
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)*")
 _EDGE = re.compile(r"^[^a-z0-9]+|[^a-z0-9]+$")
+_EDGE_CASED = re.compile(r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$")
 _COMPOUND = re.compile(r"[-/.\u2013\u2014]+")
 _TWO_LETTERS = re.compile(r"[a-z]{2}")
 # LaTeX: the words of \text{...} and its kin are words; every other command (\frac, \sqrt, \begin{aligned}), brace,
@@ -137,6 +140,17 @@ COMMON_WORDS: frozenset[str] = frozenset(
     year yesterday young""".split()
 )
 
+# Greetings, farewells, thanks and short social replies: a tutor's "Hello!" or "Bye, Sam!" is a turn in a
+# language, with no content (the annotator and the student give it no credit), not an invalid one.
+SOCIAL_WORDS: frozenset[str] = frozenset(
+    """hello hallo hullo hi hey hiya howdy greetings morning afternoon evening night goodnight bye goodbye
+    farewell cheers cheerio congrats congratulations welcome thank thanks thx ty please sorry pardon excuse
+    ok okay alright sure yep yup yeah nope hmm hm um uh ah oh wow oops yay hooray bravo nice cool great
+    awesome super fantastic lovely splendid""".split()
+)
+# A name addressed in a short social turn ("Good afternoon, Leo."): one capitalised word of letters.
+_NAME = re.compile(r"[A-Z][a-z]+")
+
 _PROJECT_TEXT_GLOBS = (
     "envs/configs/lessons/*.yaml",  # package data: a link to configs/ in a checkout (envs/resources.py)
     "envs/configs/personas/*.yaml",
@@ -194,6 +208,8 @@ def check(text: str) -> Wellformedness:
     if n < MIN_WORDS:
         return Wellformedness(False, f"fewer than {MIN_WORDS} word(s)", n, 0.0, 0.0)
     vocab = vocabulary()
+    if n < SALAD_MIN_WORDS and any(w in SOCIAL_WORDS for w in ws):
+        vocab = vocab | _names(text)
     known = sum(1 for w in ws if _known(w, vocab))
     function = sum(1 for w in ws if w in FUNCTION_WORDS)
     known_share, function_share = known / n, function / n
@@ -207,6 +223,11 @@ def check(text: str) -> Wellformedness:
         return Wellformedness(False, f"not language: known share {known_share:.2f} + function share "
                               f"{function_share:.2f} < {MIN_LANGUAGE_SCORE}", n, known_share, function_share)
     return Wellformedness(True, None, n, known_share, function_share)
+
+
+def _names(text: str) -> frozenset[str]:
+    """The capitalised words of ``text`` (lower case), read as names beside a greeting."""
+    return frozenset(c.lower() for c in (_EDGE_CASED.sub("", chunk) for chunk in text.split()) if _NAME.fullmatch(c))
 
 
 def is_wellformed(text: str) -> bool:
@@ -235,7 +256,7 @@ def _known_part(word: str, vocab: frozenset[str]) -> bool:
 @functools.cache
 def vocabulary() -> frozenset[str]:
     """Every word of the project's own text plus :data:`FUNCTION_WORDS` and :data:`COMMON_WORDS` (built once)."""
-    found: set[str] = set(FUNCTION_WORDS) | set(COMMON_WORDS)
+    found: set[str] = set(FUNCTION_WORDS) | set(COMMON_WORDS) | set(SOCIAL_WORDS)
     for pattern in _PROJECT_TEXT_GLOBS:
         for path in sorted(ROOT.glob(pattern)):
             found.update(_WORD.findall(_read(path).lower()))
@@ -262,4 +283,5 @@ def _string_literals(source: str) -> list[str]:
             if isinstance(node, ast.Constant) and isinstance(node.value, str)]
 
 
-__all__ = ["COMMON_WORDS", "FUNCTION_WORDS", "Wellformedness", "check", "is_wellformed", "vocabulary", "words"]
+__all__ = ["COMMON_WORDS", "FUNCTION_WORDS", "SOCIAL_WORDS", "Wellformedness", "check", "is_wellformed", "vocabulary",
+           "words"]

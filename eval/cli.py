@@ -45,7 +45,7 @@ from tutorzoo.eval.cli_options import (
     EXIT_ERROR,
     EXIT_NOT_SCORED,
     EXIT_OK,
-    INSTALL_HINT,
+    PROTOCOL_HELP,
     _check_out_arg,
     require_extra,
     tutor_names,
@@ -53,14 +53,26 @@ from tutorzoo.eval.cli_options import (
 from tutorzoo.eval.cli_runs import cmd_eval, cmd_report, cmd_rollout, write_reports
 
 
+def first_sentence(doc: str) -> str:
+    """The first sentence of a docstring's first paragraph, however many lines it spans (brackets kept whole)."""
+    paragraph = " ".join(doc.strip().split("\n\n")[0].split())
+    depth = 0
+    for i, char in enumerate(paragraph):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char in ".!?" and depth <= 0 and (i + 1 == len(paragraph) or paragraph[i + 1] == " "):
+            return paragraph[: i + 1]
+    return paragraph
+
+
 def cmd_list(args: argparse.Namespace, console: Console) -> int:
     if args.what == "tutors":
         from tutorzoo.agents.tutor.registry import TUTORS
 
+        width = max(map(len, TUTORS))
         for name, cls in TUTORS.items():  # built-ins first, then the adversarial probes
-            console.print(f"{name:10s} {(cls.__doc__ or '').strip().splitlines()[0]}", markup=False)
+            console.print(f"{name:{width}s}  {first_sentence(cls.__doc__ or '')}", markup=False, soft_wrap=True)
         console.print("Any class with reset(seed) and act(observation, info): --tutor package.module:ClassName "
-                      "(imported from the current folder or PYTHONPATH)", markup=False)
+                      "(imported from the current folder or PYTHONPATH).", markup=False, soft_wrap=True)
     elif args.what == "personas":
         from tutorzoo.agents.student.personas import load_personas
 
@@ -155,7 +167,7 @@ def _score_argv(rest: list[str]) -> list[str]:
         elif arg.startswith("--out="):
             _check_out_arg(Path(arg.split("=", 1)[1]))
             has_out = True
-    takes_value = {"--out", "--group-by", "--k", "--resamples", "--confidence", "--seed", "--annotator"}
+    takes_value = {"--out", "--group-by", "--k", "--max-k", "--resamples", "--confidence", "--seed", "--annotator"}
     i = 0
     while i < len(rest):
         arg = rest[i]
@@ -258,7 +270,8 @@ def parser() -> argparse.ArgumentParser:
                    help="tutor(s) to compare instead of the suite's (repeatable); NAME= shows it under a name of its "
                         "own, so one model can run twice: --tutor base=hf:m --tutor tuned=hf:m "
                         "--tutor-arg tuned:adapter=DIR")
-    e.add_argument("--split", choices=["all", "train", "held_out"], default="all")
+    e.add_argument("--split", choices=["all", "train", "held_out"], default="all",
+                   help="the suite's units to run: all (default), train (what the recipes train on) or held_out")
     e.add_argument("--limit", type=int, default=None, help="only the first N units of the suite (smoke runs)")
     e.add_argument("--out", default=None, help="output folder (default runs/SUITE)")
     e.add_argument("--resume", action="store_true",
@@ -287,16 +300,17 @@ def parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("rollout", help="roll out one tutor against one student persona")
     r.add_argument("--tutor", default="socratic", help="registry name or package.module:ClassName")
-    r.add_argument("--persona", default="all_round_partly_wrong")
-    r.add_argument("--task-set", default="math")
+    r.add_argument("--persona", default="all_round_partly_wrong", help=PROTOCOL_HELP["persona"])
+    r.add_argument("--task-set", default="math", help=PROTOCOL_HELP["task_set"])
     r.add_argument("--task-id", default=None, help="default: drawn from each episode's seed")
     r.add_argument("--task-path", default=None, help="data for the task set (mcq bank file, lesson folder)")
     r.add_argument("--episodes", type=int, default=1, help="episodes to play (>= 1)")
     r.add_argument("--seed", type=int, default=0,
                    help="run seed: episode i gets a seed derived from (seed, i); different seeds share no episode")
-    r.add_argument("--max-turns", type=int, default=8)
-    r.add_argument("--opener", choices=["student", "tutor"], default="student")
-    r.add_argument("--posttest", choices=["isomorphic", "same", "both"], default="isomorphic")
+    r.add_argument("--max-turns", type=int, default=8, help=PROTOCOL_HELP["max_turns"])
+    r.add_argument("--opener", choices=["student", "tutor"], default="student", help=PROTOCOL_HELP["opener"])
+    r.add_argument("--posttest", choices=["isomorphic", "same", "both"], default="isomorphic",
+                   help=PROTOCOL_HELP["posttest"])
     r.add_argument("--out", required=True, help="output folder (refused if it holds records, unless --resume or "
                                                 "--overwrite)")
     r.add_argument("--resume", action="store_true",
@@ -314,7 +328,7 @@ def parser() -> argparse.ArgumentParser:
 
     for name, (help_text, func) in PASSTHROUGH.items():  # the parsing is theirs: the rest of the line goes on
         own = sub.add_parser(name, help=help_text, add_help=False)
-        own.add_argument("rest", nargs=argparse.REMAINDER)
+        own.add_argument("rest", nargs=argparse.REMAINDER, help=f"the options of tutorzoo {name} --help")
         own.set_defaults(func=func)
 
     sv = sub.add_parser("serve", help="serve the tutor's seat as an OpenEnv environment (WebSocket sessions)")
@@ -338,9 +352,9 @@ def parser() -> argparse.ArgumentParser:
     sv.set_defaults(func=cmd_serve)
 
     ls = sub.add_parser("list", help="list tutors, personas, tasks, task sets or suites")
-    ls.add_argument("what", choices=["tutors", "personas", "tasks", "task-sets", "suites"])
-    ls.add_argument("--task-set", default="math")
-    ls.add_argument("--task-path", default=None)
+    ls.add_argument("what", choices=["tutors", "personas", "tasks", "task-sets", "suites"], help="what to list")
+    ls.add_argument("--task-set", default="math", help="the task set whose tasks `list tasks` shows (default math)")
+    ls.add_argument("--task-path", default=None, help="data for that task set (an mcq bank file, a lesson folder)")
     ls.set_defaults(func=cmd_list)
     return p
 
@@ -363,7 +377,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
 
 
-__all__ = ["EXIT_ERROR", "EXIT_NOT_SCORED", "EXIT_OK", "INSTALL_HINT", "cmd_eval", "cmd_report", "cmd_rollout",
+__all__ = ["EXIT_ERROR", "EXIT_NOT_SCORED", "EXIT_OK", "cmd_eval", "cmd_report", "cmd_rollout",
            "main", "parser", "require_extra", "tutor_names", "write_reports"]
 
 

@@ -16,9 +16,20 @@ from pathlib import Path
 import yaml
 
 from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.install import install_hint
 
 EXIT_OK, EXIT_NOT_SCORED, EXIT_ERROR = 0, 1, 2
-INSTALL_HINT = "pip install -e '.[{extra}]' (or `make install`, which installs every extra)"
+
+# Help of the session options `rollout` and `play` share (envs/tutoring_v0.py documents each).
+PROTOCOL_HELP: dict[str, str] = {
+    "persona": "the simulated student's persona (tutorzoo list personas), default %(default)s",
+    "task_set": "math (procedural K-8 problems), stem (the 48 lessons) or mcq (a bank; --task-path), "
+                "default %(default)s",
+    "max_turns": "most tutor turns in the dialogue (the tutor may end earlier with [END]), default %(default)s",
+    "opener": "who speaks first in the dialogue, default %(default)s",
+    "posttest": "isomorphic: new items on the same knowledge; same: the pre-test's items again (EducationQ); "
+                "both: both, with both gains (default %(default)s)",
+}
 
 # Optional packages, checked before any work: (modules, extra that installs them)
 _MODEL_EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -43,7 +54,7 @@ def require_extra(modules: Sequence[str], extra: str, what: str) -> None:
     missing = _missing(modules)
     if missing:
         raise ConfigError(f"{what} needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not "
-                          "installed: " + INSTALL_HINT.format(extra=extra))
+                          "installed: " + install_hint(extra))
 
 
 def _check_tutor_extras(tutors: Sequence[str]) -> None:

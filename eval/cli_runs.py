@@ -15,12 +15,12 @@ from pathlib import Path
 from rich.console import Console
 
 from tutorzoo.envs.errors import ConfigError, TutorZooError
+from tutorzoo.envs.install import install_hint
 from tutorzoo.eval.cli_options import (
     _MODEL_EXTRAS,
     EXIT_ERROR,
     EXIT_NOT_SCORED,
     EXIT_OK,
-    INSTALL_HINT,
     _check_out_arg,
     _check_tutor_extras,
     _judge_config,
@@ -79,7 +79,7 @@ def write_reports(out: Path, board: dict, records: list[dict], title: str, run_i
     code = EXIT_OK
     if html:
         if importlib.util.find_spec("matplotlib") is None:
-            console.print("report.html not written: it needs matplotlib: " + INSTALL_HINT.format(extra="report"),
+            console.print("report.html not written: it needs matplotlib: " + install_hint("report"),
                           markup=False)
         else:
             from tutorzoo.eval.report_html import write_html_report
@@ -130,7 +130,7 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> int:
             if str(judge_config.backend).startswith(prefix):
                 require_extra(modules, extra, f"--judge {judge_config.backend}")
     if not args.no_html and importlib.util.find_spec("matplotlib") is None:  # said now, not after the run
-        console.print("report.html will not be written: it needs matplotlib: " + INSTALL_HINT.format(extra="report")
+        console.print("report.html will not be written: it needs matplotlib: " + install_hint("report")
                       + "; or pass --no-html", markup=False, soft_wrap=True)
     tutor_kwargs, per_tutor = _tutor_kwargs(args, tutors, specs)
     for name, options in suite.tutor_args.items():  # the suite's per-tutor options; --tutor-arg overrides them

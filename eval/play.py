@@ -40,6 +40,7 @@ from rich.text import Text
 from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.errors import TutorZooError
 from tutorzoo.envs.protocols import StopEpisode
+from tutorzoo.eval.cli_options import PROTOCOL_HELP
 
 EXIT_OK, EXIT_ERROR = 0, 2
 TUTOR_NAME = "human"
@@ -265,14 +266,15 @@ class _HumanTutor:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tutorzoo play",
                                 description="Be the tutor: play one session against a simulated student.")
-    p.add_argument("--persona", default=DEFAULT_PERSONA, help="student persona (see `tutorzoo list personas`)")
-    p.add_argument("--task-set", default="math", help="math, stem or mcq")
+    p.add_argument("--persona", default=DEFAULT_PERSONA, help=PROTOCOL_HELP["persona"])
+    p.add_argument("--task-set", default="math", help=PROTOCOL_HELP["task_set"])
     p.add_argument("--task-id", default=None, help="default: drawn from the seed")
     p.add_argument("--task-path", default=None, help="data for the task set (mcq bank file, lesson folder)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-turns", type=int, default=8)
-    p.add_argument("--opener", choices=["student", "tutor"], default="student")
-    p.add_argument("--posttest", choices=["isomorphic", "same", "both"], default="isomorphic")
+    p.add_argument("--seed", type=int, default=0, help="the session's seed: the task, the student's draws (default 0)")
+    p.add_argument("--max-turns", type=int, default=8, help=PROTOCOL_HELP["max_turns"])
+    p.add_argument("--opener", choices=["student", "tutor"], default="student", help=PROTOCOL_HELP["opener"])
+    p.add_argument("--posttest", choices=["isomorphic", "same", "both"], default="isomorphic",
+                   help=PROTOCOL_HELP["posttest"])
     p.add_argument("--out", default=None,
                    help="folder whose episodes.jsonl receives the record: appended, never replacing what is there")
     p.add_argument("--student", default="simulated", help="simulated, llm:<backend> or hybrid:<backend> (e.g. "

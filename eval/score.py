@@ -46,7 +46,7 @@ from pathlib import Path
 from tutorzoo.envs.errors import ConfigError, DatasetError
 from tutorzoo.eval.annotate_records import DEFAULT_ANNOTATOR, annotate_records, check_annotator
 from tutorzoo.eval.formats import Loaded, is_labelled, read_scorable
-from tutorzoo.eval.metrics.registry import DEFAULT_KS, build_registry
+from tutorzoo.eval.metrics.registry import MATHDIAL_MAX_K, build_registry, mathdial_ks
 from tutorzoo.eval.metrics.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from tutorzoo.eval.metrics.suite import Episode, parse_episode, suite_from_episodes
 from tutorzoo.rewards.sid import SID_METRIC_NAMES
@@ -54,6 +54,7 @@ from tutorzoo.rewards.sid import SID_METRIC_NAMES
 OUTPUT_NAME = "metrics.json"
 EXIT_OK, EXIT_PARTIAL, EXIT_ERROR = 0, 1, 2
 _SUMMARY_COLUMNS = ("TotalScore", "ALG", "ALG_same", "PNIR", "UIC", "Telling@5")
+_MATHDIAL_COLUMN = re.compile(r"(Success|Telling)@(\d+)")
 # What the screen shows for each data format (metrics.json has every metric).
 _FORMAT_COLUMNS: dict[str, tuple[str, ...]] = {
     "mathdial": ("Success@1", "Success@3", "Success@5", "Telling@1", "Telling@3", "Telling@5", "TotalScore"),
@@ -138,7 +139,7 @@ def score_file(
     path: str | Path | Sequence[str | Path],
     out_dir: str | Path,
     group_by: str = "tutor",
-    ks: Sequence[int] = DEFAULT_KS,
+    ks: Sequence[int] | None = None,
     n_resamples: int = DEFAULT_RESAMPLES,
     confidence: float = DEFAULT_CONFIDENCE,
     seed: int = DEFAULT_SEED,
@@ -148,6 +149,7 @@ def score_file(
 ) -> dict:
     """Score ``path`` (one file or several of one format) and write ``out_dir/metrics.json``; returns what it wrote.
 
+    ``ks`` are MathDial's budgets (default every k from 1 to 10, as MathDial's ``evaluate.py``).
     ``with_meta`` writes each record's source fields (``meta``: every field of a peer's record that is not a turn)
     into ``per_episode``; off by default, since for logs that carry whole model responses it copies the input.
 
@@ -155,6 +157,7 @@ def score_file(
     ``strict``) the first bad record. Example: ``score_file("episodes.jsonl", "out")["skipped"]``.
     """
     check_annotator(annotator)
+    ks = mathdial_ks() if ks is None else tuple(ks)
     paths = [Path(p) for p in ([path] if isinstance(path, (str, Path)) else path)]
     if not paths:
         raise DatasetError("no file to score; give at least one")
@@ -230,7 +233,11 @@ def _parser() -> argparse.ArgumentParser:
                         help="file(s) to score; several files of one format are scored together")
     parser.add_argument("--out", type=Path, default=None, help="output directory (default: the file's directory)")
     parser.add_argument("--group-by", default="tutor", help="record key, spec key or dotted path (default: tutor)")
-    parser.add_argument("--k", type=int, action="append", dest="ks", help="MathDial budget k (repeatable)")
+    parser.add_argument("--max-k", type=int, default=MATHDIAL_MAX_K,
+                        help=f"MathDial's Success@k / Telling@k for every k from 1 to this (default {MATHDIAL_MAX_K}, "
+                        "as MathDial's evaluate.py)")
+    parser.add_argument("--k", type=int, action="append", dest="ks",
+                        help="one MathDial budget k instead of 1..--max-k (repeatable)")
     parser.add_argument("--annotator", default=DEFAULT_ANNOTATOR,
                         help="labels for dialogues without SID labels: none (default: their SID metrics are not "
                         "computed), rule, or llm:<backend>:<model>")
@@ -243,19 +250,47 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _budgets(result: dict, kind: str) -> list[str]:
+    """The ``Success@k`` (or ``Telling@k``) names of ``result`` in order of k."""
+    found = [(int(m[2]), m[0]) for m in map(_MATHDIAL_COLUMN.fullmatch, result["metrics"]) if m and m[1] == kind]
+    return [name for _, name in sorted(found)]
+
+
 def _columns(result: dict) -> list[str]:
-    candidates = _FORMAT_COLUMNS.get(result["data_format"], _SUMMARY_COLUMNS)
+    candidates = list(_FORMAT_COLUMNS.get(result["data_format"], _SUMMARY_COLUMNS))
+    if result["data_format"] == "mathdial":
+        largest = [names[-1] for names in (_budgets(result, "Success"), _budgets(result, "Telling")) if names]
+        candidates[:0] = [c for c in largest if c not in candidates]
     groups = result["aggregate"]["groups"].values()
     return [c for c in candidates if c in result["metrics"]
             and any(g["metrics"][c]["mean"] is not None for g in groups)]
 
 
+def _print_every_budget(result: dict) -> None:
+    """Success@k and Telling@k at every k in percent, one line each per group, as MathDial's evaluate.py prints."""
+    for name, group in result["aggregate"]["groups"].items():
+        for kind in ("Success", "Telling"):
+            names = _budgets(result, kind)
+            values = [group["metrics"][c]["mean"] for c in names]
+            if not names or all(v is None for v in values):
+                continue
+            ks = [c.split("@")[1] for c in names]
+            cells = " ".join("-" if v is None else f"{100 * v:.2f}" for v in values)
+            label = f"{kind}@{ks[0]}..{ks[-1]}" if len(ks) > 1 else names[0]
+            print(f"{name}: {label} (%): {cells}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``tutorzoo score``; returns 0 (ok), 1 (written, some records skipped) or 2 (error)."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     out = args.out if args.out is not None else args.files[0].parent
     try:
-        result = score_file(args.files, out, args.group_by, tuple(args.ks or DEFAULT_KS), args.resamples,
+        ks = tuple(args.ks) if args.ks else mathdial_ks(args.max_k)
+    except ValueError as exc:
+        parser.error(str(exc))
+    try:
+        result = score_file(args.files, out, args.group_by, ks, args.resamples,
                             args.confidence, args.seed, args.strict, args.annotator, args.with_meta)
     except (DatasetError, ConfigError, ValueError) as exc:
         print(f"tutorzoo score: error: {exc}", file=sys.stderr)
@@ -281,6 +316,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, group in result["aggregate"]["groups"].items():
         cells = (_format(group["metrics"][c]["mean"]) for c in columns)
         print("  ".join([f"{name:<20}", *(f"{c:>10}" for c in cells)]))
+    if result["data_format"] == "mathdial":
+        _print_every_budget(result)
     return EXIT_PARTIAL if result["skipped"] else EXIT_OK
 
 

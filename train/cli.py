@@ -34,7 +34,9 @@ RECIPES: dict[str, str] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="tutorzoo train", description=__doc__.split("\n\n")[0])
-    p.add_argument("recipe", choices=sorted(RECIPES))
+    p.add_argument("recipe", choices=sorted(RECIPES),
+                   help="corpus (socratic dialogues), sft (LoRA on tutor turns), grpo (whole episodes), dpo "
+                   "(env-ranked pairs) or ppo (dialogue acts)")
     p.add_argument("--config", default=None, help="YAML config (default configs/train/RECIPE.yaml)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config field (dots for nested keys), repeatable")
@@ -46,7 +48,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg = load_recipe_config(module.Config, path, args.set)
         results = module.run(cfg)
     except TutorZooError as exc:
-        console.print(f"tutorzoo train {args.recipe}: {exc}", style="red", markup=False)  # keep '.[hf]' as is
+        # markup off keeps '.[hf]' as is; soft_wrap keeps the error on one line at any terminal width
+        console.print(f"tutorzoo train {args.recipe}: {exc}", style="red", markup=False, soft_wrap=True)
         return 2
     console.print_json(json.dumps(results, sort_keys=True, default=str))
     return 0

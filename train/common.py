@@ -320,6 +320,28 @@ def chat_renderer(tokenizer: Any, model: Any | None = None, enable_thinking: boo
                         extra_stop_ids=eos if isinstance(eos, list) else [eos])
 
 
+# Where the recipes write local models and runs: a base_model under one of them is a folder to build, never a hub id.
+_LOCAL_PREFIXES = ("models/", "runs/", "./", "../", "/", "~")
+_BUILD_SFT = ("tutorzoo train sft --config configs/train/sft.yaml (it builds models/tutor-small and "
+              "runs/train/sft__default__0/adapter)")
+
+
+def check_start(cfg: Any) -> None:
+    """Refuse, before any model library is imported or the hub is asked, a start that cannot exist yet: an adapter
+    folder that is not there, or a local ``base_model`` path that is missing. Each error is one line naming the
+    command to run first or the setting to change."""
+    if cfg.base_model is None:
+        return
+    if cfg.adapter is not None and not Path(cfg.adapter, "adapter_config.json").is_file():
+        raise ConfigError(f"adapter {cfg.adapter!r} is not a local adapter folder (no adapter_config.json): run "
+                          f"{_BUILD_SFT} first, or --set adapter=null for a new LoRA")
+    base = str(cfg.base_model)
+    if base.startswith(_LOCAL_PREFIXES) and not Path(base).expanduser().is_dir():
+        raise ConfigError(f"base_model {base!r} is not a folder yet: run {_BUILD_SFT} first, or build a small "
+                          f"base with python -m tutorzoo.train.tiny_model --size small --out {base}, or --set "
+                          "base_model=null for the tiny offline model")
+
+
 def resolve_start(cfg: Any, out_dir: Path) -> tuple[str, str | None, str]:
     """Where a recipe that continues from a model (GRPO, DPO) starts: ``(base model, adapter or None, origin)``.
 
@@ -329,9 +351,7 @@ def resolve_start(cfg: Any, out_dir: Path) -> tuple[str, str | None, str]:
     ``tiny``: smoke runs).
     """
     if cfg.base_model is not None:
-        if cfg.adapter is not None and not Path(cfg.adapter, "adapter_config.json").is_file():
-            raise ConfigError(f"adapter {cfg.adapter!r} is not a local adapter folder (no adapter_config.json): train "
-                              "it first (tutorzoo train sft --config configs/train/sft.yaml) or set adapter: null")
+        check_start(cfg)
         return cfg.base_model, cfg.adapter, "config"
     if cfg.sft_dir is not None and Path(cfg.sft_dir, "READY").is_file():
         base, adapter = Path(cfg.sft_dir, "base"), Path(cfg.sft_dir, "adapter")

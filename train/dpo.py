@@ -62,6 +62,7 @@ from tutorzoo.train.common import (
     PAD_FIELD_DOC,
     LoraSettings,
     RecipeConfig,
+    check_start,
     finish_wandb,
     load_chat_model,
     report_to,
@@ -263,6 +264,7 @@ def _adapter_params(model: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------- recipe
 def run(cfg: Config) -> dict:
     """Build the pairs, train with DPO, save the adapter, card and results; returns the results."""
+    check_start(cfg)  # before torch is imported: a missing start is said at once, without asking the hub
     import torch
 
     torch.set_num_threads(cfg.threads)

@@ -97,6 +97,7 @@ from tutorzoo.train.common import (
     PAD_FIELD_DOC,
     LoraSettings,
     RecipeConfig,
+    check_start,
     finish_wandb,
     load_chat_model,
     resolve_start,
@@ -412,6 +413,7 @@ def grpo_args(cfg: GRPORecipeConfig, out_dir: Path, weights: list[float], report
 
 def run(cfg: GRPORecipeConfig) -> dict[str, Any]:
     """Train with GRPO from ``cfg``; returns (and writes to ``<out_dir>/results.json``) the results."""
+    check_start(cfg)  # before torch is imported: a missing start is said at once, without asking the hub
     import torch
     from trl import GRPOTrainer
 

@@ -177,7 +177,9 @@ def main(argv: list[str] | None = None) -> None:
 
     missing = [m for m in ("torch", "transformers", "tokenizers") if importlib.util.find_spec(m) is None]
     if missing:  # before any work, with the extra that installs them
-        sys.exit(f"python -m tutorzoo.train.tiny_model needs {', '.join(missing)}: pip install 'tutorzoo[hf]'")
+        from tutorzoo.envs.install import install_hint
+
+        sys.exit(f"python -m tutorzoo.train.tiny_model needs {', '.join(missing)}: {install_hint('hf')}")
     path = build_tiny_model(args.out, seed=args.seed, vocab_size=args.vocab_size,
                             corpus_episodes=args.corpus_episodes, size=args.size)
     print(f"tiny model written to {path}")

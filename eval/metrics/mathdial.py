@@ -18,6 +18,7 @@ Example::
 
     from tutorzoo.eval.metrics.mathdial import success_telling
     success_telling(turns, ks=(3,))  # {"Success@3": 1.0, "Telling@3": 0.0}
+    success_telling(turns, max_k=2)  # {"Success@1": ..., "Telling@1": ..., "Success@2": ..., "Telling@2": ...}
     states_number("He has to pay $20 more, not $30.", "20")  # True
 """
 
@@ -27,7 +28,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 
-from tutorzoo.eval.metrics.registry import DEFAULT_KS
+from tutorzoo.eval.metrics.registry import MATHDIAL_MAX_K, mathdial_ks
 
 # MathDial's number pattern: unsigned, optional decimal part; commas are removed first ("1,000" -> 1000).
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
@@ -93,8 +94,11 @@ def first_index(turns: Sequence[Mapping], speaker: str, flag: str) -> float:
     return math.inf
 
 
-def success_telling(turns: Sequence[Mapping], ks: Sequence[int] = DEFAULT_KS) -> dict[str, float | None]:
-    """Success@k and Telling@k for each k in ``ks`` over canonical turns (see ``turns.py``)."""
+def success_telling(turns: Sequence[Mapping], ks: Sequence[int] | None = None,
+                    max_k: int = MATHDIAL_MAX_K) -> dict[str, float | None]:
+    """Success@k and Telling@k over canonical turns (see ``turns.py``) for each k in ``ks``, by default every k
+    from 1 to ``max_k`` (10, as MathDial's evaluate.py)."""
+    ks = mathdial_ks(max_k) if ks is None else ks
     for k in ks:
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
             raise ValueError(f"every k must be a positive integer, got {k!r}")

@@ -27,8 +27,17 @@ from dataclasses import asdict, dataclass
 LEVELS: tuple[str, ...] = ("episode", "suite")
 AGGREGATIONS: tuple[str, ...] = ("mean", "pooled", "ratio", "population_std", "unique_count")
 
-# MathDial reports success and telling at several budgets; 5 is EducationQ's number of rounds.
+# An episodes suite reports success and telling at a few budgets; 5 is EducationQ's number of rounds.
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5)
+# `tutorzoo score` reports every budget 1..max_k, as MathDial's interactivetutoring/evaluate.py does (its max_k).
+MATHDIAL_MAX_K = 10
+
+
+def mathdial_ks(max_k: int = MATHDIAL_MAX_K) -> tuple[int, ...]:
+    """Every MathDial budget from 1 to ``max_k``: ``mathdial_ks(3)`` -> ``(1, 2, 3)``."""
+    if not isinstance(max_k, int) or isinstance(max_k, bool) or max_k < 1:
+        raise ValueError(f"max_k must be a positive integer, got {max_k!r}; pass --max-k 1 or more")
+    return tuple(range(1, max_k + 1))
 
 # MRBench's eight dimensions and the label a good tutor response carries (docs/spec.md §7).
 DAMR_DESIRED: dict[str, str] = {

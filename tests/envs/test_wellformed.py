@@ -172,3 +172,18 @@ def test_typeset_maths_and_markdown_are_language(text: str) -> None:
 @pytest.mark.parametrize("text", [WORD_SALAD[4], WORD_SALAD[5]])
 def test_word_salad_inside_latex_is_still_salad(text: str) -> None:
     assert not wellformed.check(rf"$\frac{{1}}{{2}}$ \[ x \] {text} $\text{{km}}$").ok
+
+
+# Greetings and short social turns are language (valid, content-free turns); garbage around them is not.
+@pytest.mark.parametrize("text", ["Hello", "Hello!", "Hey", "Hi!", "Howdy", "Bye!", "Cheers!", "Hello again",
+                                  "Good afternoon, Leo.", "Hi Maya, welcome back!", "Thanks, see you next time."])
+def test_greetings_are_valid_turns(stem_task, text):
+    assert wellformed.check(text).ok, wellformed.check(text).reason
+    ctx = AnnotationContext(focus_kc=stem_task.knowledge_components[0].id, previous_disciplines=("physics",),
+                            student_spoke_last=True)
+    assert Annotator.for_task(stem_task).annotate(text, ctx).invalid is False
+
+
+@pytest.mark.parametrize("text", ["xqzv", "hellooo", "blorp snerg", "Hello xqzv blorp", "hello blorptic", "asdf!"])
+def test_garbage_beside_a_greeting_stays_invalid(text):
+    assert not wellformed.check(text).ok
