@@ -166,8 +166,9 @@ def _tool_call(name: str, **arguments: str) -> str:
 
 
 OTHER = ["Let us look at what the denominators tell us: why must they match before we add?",
-         "Now explain each step in your own words, as if you were teaching a friend."]
-SCRIPTS = [[*SAYS, SUMMARY], [*OTHER, SUMMARY]]  # the two tutors of a group: different turns, different rewards
+         "Why does that work? What changes if we double it? Which step is hardest? How would you check it?"]
+# the two tutors of a group: different turns, different rewards (OTHER's four questions cost a format penalty)
+SCRIPTS = [[*SAYS, SUMMARY], [*OTHER, SUMMARY]]
 
 
 def _script(replies: list[str]) -> list[str]:
@@ -258,3 +259,73 @@ def test_env_factory_makes_fresh_instances() -> None:
     make = env_factory(load_rubric("default"))
     a, b = make(), make()
     assert a is not b and a.status == b.status == "idle"
+
+
+# ---------------------------------------------------------------------------------------------- the recipe
+def _recipe_config(tmp_path: Path, *extra: str) -> Any:
+    from tutorzoo.train.common import CONFIG_DIR, load_recipe_config
+    from tutorzoo.train.grpo_env import Config
+
+    return load_recipe_config(Config, CONFIG_DIR / "grpo_env.yaml", [
+        f"out_dir={tmp_path / 'run'}", "wandb.mode=disabled", "max_steps=2", "num_generations=2",
+        "prompts_per_step=1", "train_specs.max_specs=2", "learning_rate=0.01", *extra])
+
+
+def test_recipe_config_loads_and_is_registered() -> None:
+    from tutorzoo.train.cli import RECIPES
+    from tutorzoo.train.common import CONFIG_DIR, load_recipe_config
+    from tutorzoo.train.grpo_env import Config
+
+    cfg = load_recipe_config(Config, CONFIG_DIR / "grpo_env.yaml")
+    assert RECIPES["grpo_env"] == "tutorzoo.train.grpo_env"
+    assert cfg.train_specs.specs() and cfg.num_generations >= 2 and not cfg.use_vllm
+    with pytest.raises(ConfigError, match="vllm_server_base_url"):
+        load_recipe_config(Config, CONFIG_DIR / "grpo_env.yaml", ["use_vllm=true"])
+
+
+def test_recipe_refuses_a_template_trl_cannot_parse(tmp_path: Path) -> None:
+    from tutorzoo.train.grpo_env import check_tool_template
+    from tutorzoo.train.tiny_families import FAMILIES, build_family_tokenizer, family_template
+
+    tokenizer = build_family_tokenizer("qwen3", vocab_size=300, corpus_episodes=1)
+    check_tool_template(tokenizer, "tiny-qwen3")  # TRL's own qwen3.jinja passes
+    tokenizer.chat_template = family_template(FAMILIES["smollm2"])  # renders no tool calls
+    with pytest.raises(ConfigError, match="cannot render tool calls.*tutorzoo train grpo"):
+        check_tool_template(tokenizer, "tiny")
+    tokenizer.chat_template = family_template(FAMILIES["qwen3"]) + "\n"  # tool-capable, but not a template TRL knows
+    with pytest.raises(ConfigError, match="does not recognise"):
+        check_tool_template(tokenizer, "tiny")
+
+
+def test_recipe_trains_with_a_scripted_tool_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("trl")
+    import tutorzoo.train.grpo_env as recipe
+
+    real = recipe.load_policy
+
+    def scripted_policy(*args: Any, **kwargs: Any) -> Any:
+        model, tokenizer, peft = real(*args, **kwargs)
+        model.generate = _scripted_generate(tokenizer)
+        return model, tokenizer, peft
+
+    monkeypatch.setattr(recipe, "load_policy", scripted_policy)
+    results = recipe.run(_recipe_config(tmp_path))
+    assert results["start"] == "tiny" and results["episodes"] == {"episodes": 4, "scored": 4, "failed": 0,
+                                                                  "unfinished": 0}
+    assert results["lora_tensors_changed"] > 0
+    lines = (tmp_path / "run" / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 4 and all(json.loads(x)["ended_by"] == "end_marker" for x in lines)
+    assert json.loads((tmp_path / "run" / "results.json").read_text())["episodes"]["scored"] == 4
+    assert len(results["reward_curve"]["values"]) == 2 and "learning_gain" in results["components"]
+
+
+def test_recipe_on_a_model_that_calls_no_tool_counts_every_episode_unfinished(tmp_path: Path) -> None:
+    pytest.importorskip("trl")
+    from tutorzoo.train.grpo_env import run
+
+    with pytest.raises(ConfigError, match="none of the 4 training episodes was scored"):
+        run(_recipe_config(tmp_path, "max_completion_length=64"))
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["episodes"] == {"episodes": 4, "scored": 0, "failed": 0, "unfinished": 4}
+    records = [json.loads(x) for x in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
+    assert all(r["ended_by"] == "unfinished" and r["learning_gain"] is None for r in records)
