@@ -102,3 +102,22 @@ def test_vf_eval_plays_suite_specs_to_the_harness_records(tmp_path: Path) -> Non
 def _traces(row: dict) -> list[dict]:
     """The traces of one traces.jsonl row (an episode, or a trace on its own)."""
     return row["traces"] if "traces" in row else [row]
+
+
+def test_vf_eval_records_a_tutor_that_fails_as_failed_never_scored(tmp_path: Path) -> None:
+    from chat_server import Reply
+
+    with ChatServer(responder=lambda body, index: Reply.error(500, "model down")) as server:
+        cmd = doc_command(server.url, tmp_path / "out")
+        cmd[cmd.index("-n") + 1] = "1"
+        done = subprocess.run(cmd, cwd=tmp_path, env=_offline_env(tmp_path), capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        assert server.request_count >= 1
+    [traces] = list((tmp_path / "out").rglob("traces.jsonl"))
+    [row] = [json.loads(line) for line in traces.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert row["ok"] is False and "not scored" in json.dumps(row["errors"])
+    [trace] = _traces(row)
+    assert "tutorzoo" not in trace["rewards"]
+    record = trace["info"]["tutorzoo_record"]
+    assert record["ended_by"] == "unfinished" and record["learning_gain"] is None
