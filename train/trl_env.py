@@ -216,6 +216,7 @@ class TutorZooEnv:
         from tutorzoo.envs.single_agent import TutorEnv
 
         spec = row_spec(row)
+        self._settle()  # a previous episode nobody scored is counted (unfinished), not dropped
         self._spec, self._record, self._status = spec, None, "open"
         self._failures, self._finished = [], False
         self._student = self._make_student(spec.persona)

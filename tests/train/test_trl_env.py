@@ -30,7 +30,9 @@ from tutorzoo.train.trl_env import (
 SPECS = [EpisodeSpec(task_set="math", task_id="fraction_addition", persona="sid_core/all_round_partly_wrong", seed=3,
                      protocol={"max_turns": 4}),
          EpisodeSpec(task_set="stem", task_id="water_rocket", persona="does_not_understand_explanation", seed=0,
-                     protocol={"max_turns": 3, "posttest": "both"})]
+                     protocol={"max_turns": 3, "posttest": "both"}),
+         EpisodeSpec(task_set="math", task_id="fraction_addition", persona="sid_core/all_round_partly_wrong", seed=1,
+                     protocol={"max_turns": 4, "opener": "tutor"})]
 SAYS = ["What do you already know about adding these two parts?",
         "Try a smaller case first: what is one half plus one quarter, and why?"]
 SUMMARY = "To summarize: we found a common denominator before adding."
@@ -58,12 +60,16 @@ def _harness(spec: EpisodeSpec, replies: list[str]) -> dict:
                        reward=load_rubric("default"))
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=["math-student-opens", "stem-both-posttests"])
+@pytest.mark.parametrize("spec", SPECS, ids=["math-student-opens", "stem-both-posttests", "math-tutor-opens"])
 def test_tools_give_the_harness_record_to_the_byte(spec: EpisodeSpec) -> None:
     log = EpisodeLog()
     env = TutorZooEnv(load_rubric("default"), log=log)
     view = env.reset(**spec_row(spec))
-    assert view.startswith("Task: ") and "Pre-test results:" in view and "\n\nStudent: " in view
+    assert view.startswith("Task: ") and "Pre-test results:" in view
+    if spec.protocol.get("opener") == "tutor":
+        assert view.endswith("\n\nYou open the dialogue.") and "\n\nStudent: " not in view
+    else:
+        assert "\n\nStudent: " in view
     replies = [env.say(m) for m in SAYS]
     assert all(r and "session is over" not in r for r in replies)
     assert "session is over" in env.end_session(SUMMARY)
@@ -87,6 +93,16 @@ def test_turn_limit_ends_the_session_and_is_scored() -> None:
     assert "session is over" in last and env.is_over
     expected = _harness(spec, [*SAYS, "Which part of the launch do you want to look at again?"])
     assert env.get_reward() == expected["reward"] and env.record["ended_by"] == expected["ended_by"] == "max_turns"
+
+
+def test_a_reset_before_scoring_counts_the_open_episode() -> None:
+    log = EpisodeLog()
+    env = TutorZooEnv(load_rubric("default"), log=log)
+    env.reset(**spec_row(SPECS[0]))
+    env.say(SAYS[0])
+    env.reset(**spec_row(SPECS[1]))  # TRL's pool re-resets an instance: the open episode must not vanish
+    assert log.counts() == {"episodes": 1, "scored": 0, "failed": 0, "unfinished": 1}
+    assert log.records[0]["spec"] == SPECS[0].model_dump() and env.status == "open"
 
 
 def test_an_open_dialogue_is_counted_unfinished_never_scored() -> None:
@@ -140,7 +156,7 @@ def test_bad_rows_name_the_fix(row: dict, match: str) -> None:
 
 def test_dataset_rows_carry_their_spec() -> None:
     ds = build_dataset(SPECS)
-    assert len(ds) == 2 and [row_spec(r) for r in ds] == SPECS
+    assert len(ds) == len(SPECS) and [row_spec(r) for r in ds] == SPECS
     assert ds[0]["prompt"][0]["role"] == "system" and "end_session" in ds[0]["prompt"][0]["content"]
     train = suite_dataset("train-sft", "train", max_specs=3, protocol={"max_turns": 2})
     assert len(train) == 3 and all(row_spec(r).protocol["max_turns"] == 2 for r in train)
@@ -239,10 +255,11 @@ def test_grpo_trainer_runs_two_steps_and_rewards_the_record(tmp_path: Path, monk
     assert log.counts() == {"episodes": 4, "scored": 4, "failed": 0, "unfinished": 0}
     assert len(seen) == 4 and all(v == rec["reward"] for v, rec in seen)
     # the script's replies give exactly the harness's records, through GRPOTrainer
-    assert {rec["transcript"][1]["utterance"] for rec in log.records} == {SAYS[0], OTHER[0]}
-    for rec in log.records:
+    first = [next(t["utterance"] for t in rec["transcript"] if t["speaker"] == "tutor") for rec in log.records]
+    assert set(first) == {SAYS[0], OTHER[0]}
+    for rec, opening in zip(log.records, first, strict=True):
         spec = EpisodeSpec.model_validate(rec["spec"])
-        replies = next(s for s in SCRIPTS if s[0] == rec["transcript"][1]["utterance"])
+        replies = next(s for s in SCRIPTS if s[0] == opening)
         expected = _harness(spec, [*replies[:-1], f"{replies[-1]} [END]"])
         assert json.dumps(rec, sort_keys=True) == json.dumps(expected, sort_keys=True)
     steps = [h for h in trainer.state.log_history if "reward" in h]
