@@ -32,8 +32,9 @@ REPLIES = ["What do you already know about this task?",
 def doc_command(base_url: str, out: Path) -> list[str]:
     """The vf-eval command docs/integrations.md shows, with its placeholders filled in."""
     [block] = section_blocks("integrations.md", "verifiers", "sh")
-    argv = shlex.split(block.replace("\\\n", " ").splitlines()[1])
-    return [str(ROOT / argv[0]), *(base_url if a == "$BASE_URL" else str(out) if a == "$OUT" else a
+    argv = shlex.split(block.replace("\\\n", " ").splitlines()[2])  # after the make and activate lines
+    assert argv[0] == VF_EVAL.name
+    return [str(VF_EVAL), *(base_url if a == "$BASE_URL" else str(out) if a == "$OUT" else a
                                    for a in argv[1:])]
 
 
