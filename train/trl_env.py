@@ -20,7 +20,8 @@ give the same record here as in :func:`tutorzoo.eval.rollout.run_episode`, to th
 
 **Unscored episodes.** An episode whose student or env raised is ``failed``; one whose rollout stopped while the
 dialogue was still open (the model answered without a tool call, TRL's ``max_tool_calling_iterations``, or a
-student reply that would overflow ``max_completion_length`` and was rolled back by TRL) is ``unfinished``.
+student reply that would overflow ``max_completion_length`` and was rolled back by TRL) is ``unfinished``, and so
+is one the env's ``max_cycles`` truncated (``ended_by="truncated"``: no episode-level reward terms were credited).
 Neither is scored: ``get_reward()`` and every component return ``None``, which TRL leaves out of the group's
 baseline with no advantage. Each is counted in :class:`EpisodeLog` and logged (``tutorzoo/failed``,
 ``tutorzoo/unfinished``) with its record (``ended_by``, ``failures``).
@@ -298,22 +299,25 @@ class TutorZooEnv:
         """Make the record final and count it, once per rollout (a reward function or ``get_reward``, first)."""
         if self._record is not None or self._env is None or self._spec is None:
             return
-        failures = list(self._failures)
+        aec, failures, note = self._env.aec, list(self._failures), None
+        truncated = self._finished and aec.ended_by == "truncated"
         if failures:
             status = "failed"
-        elif self._finished:
+        elif self._finished and not truncated:
             status = "scored"
+        elif truncated:  # the env's max_cycles cut the episode: its reward lacks the episode-level terms
+            status, note = "unfinished", ("truncated: the env's max_cycles ran out before the session ended; the "
+                                          "episode is not scored")
         else:
-            status = "unfinished"
-            aec = self._env.aec
-            failures.append(failure_record(
-                "tutor", aec.infos.get("tutor", {}),
+            status, note = "unfinished", (
                 f"unfinished: the rollout stopped after {aec.tutor_turns} tutor turn(s) with the dialogue still "
                 "open (the model answered without a tool call, or TRL's max_tool_calling_iterations or "
-                "max_completion_length ran out); the episode is not scored", ""))
-        record = episode_record(self._env.aec, self._spec, self._tutor_name, self._student, failures)
+                "max_completion_length ran out); the episode is not scored")
+        if note is not None:
+            failures.append(failure_record("tutor", aec.infos.get("tutor", {}), note, ""))
+        record = episode_record(aec, self._spec, self._tutor_name, self._student, failures)
         if status == "unfinished":
-            record["ended_by"] = "unfinished"
+            record["ended_by"] = "truncated" if truncated else "unfinished"
         self._record, self._status = record, status
         if self._log is not None:
             self._log.add(record, status)

@@ -118,6 +118,20 @@ def test_an_open_dialogue_is_counted_unfinished_never_scored() -> None:
     assert comps[0]([""], [""], environments=[env]) == [None]
 
 
+def test_a_truncated_episode_is_counted_unfinished_never_scored() -> None:
+    log = EpisodeLog()
+    env = TutorZooEnv(load_rubric("default"), log=log)
+    spec = SPECS[0].model_copy(update={"protocol": {"max_turns": 8, "max_cycles": 6}})
+    env.reset(**spec_row(spec))
+    for _ in range(8):
+        if env.is_over:
+            break
+        env.say(SAYS[0])
+    assert env.is_over and env.get_reward() is None and env.status == "unfinished"
+    assert env.record["ended_by"] == "truncated" and "max_cycles" in env.record["failures"][0]["error"]
+    assert log.counts()["unfinished"] == 1
+
+
 def test_a_failing_student_fails_the_episode_unscored() -> None:
     from tutorzoo.agents.student import SimulatedStudent
 
