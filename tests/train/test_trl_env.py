@@ -230,7 +230,8 @@ def _scripted_generate(tokenizer: Any) -> Any:
     return generate
 
 
-def test_grpo_trainer_runs_two_steps_and_rewards_the_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _scripted_trainer(tmp_path: Path, max_completion_length: int) -> tuple[Any, EpisodeLog, list]:
+    """GRPOTrainer on the scripted tiny Qwen3 with TutorZoo's env, and what ``get_reward`` returned."""
     pytest.importorskip("trl")
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -238,7 +239,6 @@ def test_grpo_trainer_runs_two_steps_and_rewards_the_record(tmp_path: Path, monk
 
     from tutorzoo.train.tiny_families import build_family_model
 
-    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
     torch.set_num_threads(1)
     path = build_family_model("qwen3", tmp_path / "qwen3")
     tokenizer = AutoTokenizer.from_pretrained(path)
@@ -255,13 +255,21 @@ def test_grpo_trainer_runs_two_steps_and_rewards_the_record(tmp_path: Path, monk
 
     Recorded.__name__ = "TutorZooEnv"
     args = GRPOConfig(output_dir=str(tmp_path / "out"), use_cpu=True, bf16=False, max_steps=2, num_generations=2,
-                      per_device_train_batch_size=2, max_completion_length=1024, learning_rate=1e-2, beta=0.0,
-                      logging_steps=1, save_strategy="no", report_to="none", seed=0, log_completions=False,
+                      per_device_train_batch_size=2, max_completion_length=max_completion_length, learning_rate=1e-2,
+                      beta=0.0, logging_steps=1, save_strategy="no", report_to="none", seed=0, log_completions=False,
                       reward_weights=component_weights(rubric), chat_template_kwargs={"enable_thinking": False},
                       dataloader_num_workers=0, disable_dropout=True)
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, args=args, train_dataset=build_dataset(SPECS),
                           reward_funcs=component_rewards(rubric, log),
                           environment_factory=lambda: Recorded(rubric, log=log))
+    return trainer, log, seen
+
+
+def test_grpo_trainer_runs_two_steps_and_rewards_the_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    trainer, log, seen = _scripted_trainer(tmp_path, max_completion_length=1024)
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     trainer.train()
     changed = sum(not torch.equal(before[n], p) for n, p in trainer.model.named_parameters())
@@ -284,6 +292,19 @@ def test_grpo_trainer_runs_two_steps_and_rewards_the_record(tmp_path: Path, monk
         assert math.isclose(h["rewards/TutorZooEnv/mean"], mean, rel_tol=1e-6, abs_tol=1e-6)
         assert "rewards/learning_gain/mean" in h and "rewards/sid_total/mean" in h
         assert h["tutorzoo/unfinished"] == 0.0 and h["tutorzoo/failed"] == 0.0
+
+
+def test_grpo_trainer_budget_cut_rollouts_are_counted_unfinished(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    # room for the first tool call, not for the student's reply: TRL rolls the reply back and ends the rollout
+    trainer, log, seen = _scripted_trainer(tmp_path, max_completion_length=80)
+    trainer.train()
+    assert log.counts() == {"episodes": 4, "scored": 0, "failed": 0, "unfinished": 4}
+    assert [v for v, _ in seen] == [None] * 4
+    assert all(rec["ended_by"] == "unfinished" and rec["n_tutor_turns"] == 1 for _, rec in seen)
+    steps = [h for h in trainer.state.log_history if "tutorzoo/unfinished" in h]
+    assert len(steps) == 2 and all(h["tutorzoo/unfinished"] == 1.0 for h in steps)
 
 
 def test_env_factory_makes_fresh_instances() -> None:
