@@ -62,3 +62,19 @@ MODULES ?=
 .PHONY: mutation
 mutation: $(FULL)
 	$(PY) .ci/mutation.py $(foreach m,$(MODULES),--module $(m))
+
+# verifiers 0.4 (integrations/verifiers/) needs openai<3 and our pins hold openai 3.x: it gets its own venv, with
+# TutorZoo's core (no model backends) and the tutorzoo-verifiers distribution, both editable, then the chat
+# harness's uv script environment (the one step that needs the network besides pip). tests/integrations/
+# test_verifiers.py runs vf-eval from it offline and skips, saying why, while it is absent.
+VF_VENV ?= integrations/verifiers/.venv
+VF_READY := $(VF_VENV)/.installed
+
+.PHONY: verifiers-venv
+$(VF_READY): pyproject.toml integrations/verifiers/pyproject.toml
+	python3 -m venv $(VF_VENV)
+	$(VF_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e . -e integrations/verifiers
+	PATH="$(abspath $(VF_VENV))/bin:$$PATH" $(VF_VENV)/bin/python -m tutorzoo_verifiers.warm
+	touch $(VF_READY)
+
+verifiers-venv: $(VF_READY)

@@ -1,7 +1,8 @@
 """A loopback OpenAI-compatible chat server for tests: scripted replies, injected faults, request accounting.
 
 It speaks ``POST /v1/chat/completions`` over real HTTP on ``127.0.0.1`` (port 0: the OS picks a free one), so a
-client is exercised end to end without any other network. Replies are taken from a script, in order; when the
+client is exercised end to end without any other network. A request with ``"stream": true`` gets the reply as
+server-sent events. Replies are taken from a script, in order; when the
 script is empty a ``responder`` callable (request body, request index) -> reply answers. A reply is a plain
 string (a normal completion) or a :class:`Reply` that can carry an HTTP error status, a delay (to trip a
 client timeout or to overlap requests) or a raw body (truncated JSON, a non-chat JSON object).
@@ -56,6 +57,18 @@ class Reply:
 
 
 ReplyLike = str | Reply
+
+
+def stream_events(text: str, model: str, prompt_tokens: int = 7) -> str:
+    """The server-sent events of a streamed completion (``"stream": true``): the text in one delta, the finish
+    reason, the usage (an empty-choices chunk, as OpenAI sends with ``include_usage``), then ``[DONE]``."""
+    base = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0, "model": model}
+    usage = completion(text, model, prompt_tokens)["usage"]
+    chunks = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text},
+                                    "finish_reason": None}]},
+              {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+              {**base, "choices": [], "usage": usage}]
+    return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
 
 
 def completion(text: str, model: str, prompt_tokens: int = 7) -> dict[str, Any]:
@@ -180,16 +193,19 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(reply.status, {"error": {
                     "message": reply.message or f"injected HTTP {reply.status}",
                     "type": _STATUS_TYPES.get(reply.status, "error"), "code": None}})
+            elif body.get("stream"):
+                self._send(200, stream_events(reply.text or "", str(body.get("model", ""))),
+                           content_type="text/event-stream")
             else:
                 self._send(200, completion(reply.text or "", str(body.get("model", ""))))
         finally:
             self.chat._done()
 
-    def _send(self, status: int, payload: dict | str) -> None:
+    def _send(self, status: int, payload: dict | str, content_type: str = "application/json") -> None:
         data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
         try:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)

@@ -1,7 +1,8 @@
 """``tutorzoo train RECIPE [--config FILE] [--set KEY=VALUE ...]``: run one training recipe from its config.
 
 Recipes: ``corpus`` (KMP-Pile-style dialogues from the socratic tutor), ``sft`` (LoRA on tutor turns),
-``grpo`` (multi-turn, whole episodes in the env), ``dpo`` (env-ranked preference pairs), ``ppo`` (dialogue acts
+``grpo`` (multi-turn, whole episodes in the env), ``grpo_env`` (the same through TRL's
+``environment_factory``: the tutor calls tools), ``dpo`` (env-ranked preference pairs), ``ppo`` (dialogue acts
 with Stable-Baselines3). Each module defines ``Config`` (a :class:`tutorzoo.train.common.RecipeConfig`) and
 ``run(config) -> dict``; the default config file is ``configs/train/RECIPE.yaml``.
 
@@ -27,6 +28,7 @@ RECIPES: dict[str, str] = {
     "corpus": "tutorzoo.train.corpus",
     "sft": "tutorzoo.train.sft",
     "grpo": "tutorzoo.train.grpo",
+    "grpo_env": "tutorzoo.train.grpo_env",
     "dpo": "tutorzoo.train.dpo",
     "ppo": "tutorzoo.train.ppo_acts",
 }
