@@ -339,15 +339,18 @@ def parser() -> argparse.ArgumentParser:
                     help="seconds a session may stay silent before it is closed (0: never); its episode is abandoned")
     sv.add_argument("--suite", default=None, help="serve this suite's specs (reset with index=I); reset with seed=S "
                                                   "plays a spec of --persona, --task-set and the protocol options")
-    sv.add_argument("--split", choices=["all", "train", "held_out"], default="all")
+    sv.add_argument("--split", choices=["all", "train", "held_out"], default="all",
+                    help="which of the suite's specs to serve (default: all)")
     sv.add_argument("--limit", type=int, default=None, help="only the first N specs of the suite")
     sv.add_argument("--persona", default="all_round_partly_wrong", help="persona, family or distribution:NAME")
-    sv.add_argument("--task-set", default="math")
+    sv.add_argument("--task-set", default="math", help="task set of seed-drawn episodes: math, stem or mcq")
     sv.add_argument("--task-id", default=None, help="default: drawn from each episode's seed")
     sv.add_argument("--task-path", default=None, help="data for the task set (mcq bank file, lesson folder)")
-    sv.add_argument("--max-turns", type=int, default=8)
-    sv.add_argument("--opener", choices=["student", "tutor"], default="student")
-    sv.add_argument("--posttest", choices=["isomorphic", "same", "both"], default="isomorphic")
+    sv.add_argument("--max-turns", type=int, default=8, help="most tutor turns of an episode (default 8)")
+    sv.add_argument("--opener", choices=["student", "tutor"], default="student",
+                    help="who opens the dialogue (default: the student, with its question)")
+    sv.add_argument("--posttest", choices=["isomorphic", "same", "both"], default="isomorphic",
+                    help="post-test items: isomorphic (default), the pre-test's (same), or both")
     sv.add_argument("--out", default=None, help="folder for episodes.jsonl (finished episodes) and abandoned.jsonl")
     sv.set_defaults(func=cmd_serve)
 
