@@ -62,8 +62,8 @@ Example::
 from __future__ import annotations
 
 import ast
-import functools
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -253,9 +253,25 @@ def _known_part(word: str, vocab: frozenset[str]) -> bool:
     return word.endswith(("ied", "ies")) and word[:-3] + "y" in vocab  # simplified, bodies
 
 
-@functools.cache
+_VOCABULARY_LOCK = threading.Lock()
+_VOCABULARY: frozenset[str] | None = None
+
+
 def vocabulary() -> frozenset[str]:
-    """Every word of the project's own text plus :data:`FUNCTION_WORDS` and :data:`COMMON_WORDS` (built once)."""
+    """Every word of the project's own text plus :data:`FUNCTION_WORDS` and :data:`COMMON_WORDS` (built once).
+
+    Built under a lock: episodes played on threads (the lockstep engine, the OpenEnv server) may ask for it at
+    once, and CPython 3.11's ``ast.parse`` run from several threads together can fail ("AST constructor recursion
+    depth mismatch")."""
+    global _VOCABULARY
+    if _VOCABULARY is None:
+        with _VOCABULARY_LOCK:
+            if _VOCABULARY is None:
+                _VOCABULARY = _build_vocabulary()
+    return _VOCABULARY
+
+
+def _build_vocabulary() -> frozenset[str]:
     found: set[str] = set(FUNCTION_WORDS) | set(COMMON_WORDS) | set(SOCIAL_WORDS)
     for pattern in _PROJECT_TEXT_GLOBS:
         for path in sorted(ROOT.glob(pattern)):
