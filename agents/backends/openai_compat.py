@@ -129,15 +129,19 @@ class OpenAIBackend:
 
     def generate(self, conversations: list[list[dict]], config: GenerationConfig) -> list[GenerationResult]:
         """One result per conversation, in order; up to ``max_concurrency`` requests run at once."""
-        for i, conv in enumerate(conversations):
+        return self.generate_many([(conv, config) for conv in conversations])
+
+    def generate_many(self, requests: list[tuple[list[dict], GenerationConfig]]) -> list[GenerationResult]:
+        """One result per ``(conversation, config)``, in order; up to ``max_concurrency`` requests run at once."""
+        for i, (conv, _) in enumerate(requests):
             if not (isinstance(conv, list) and conv
                     and all(isinstance(m, dict) and "role" in m and "content" in m for m in conv)):
                 raise ValueError(f"conversation {i} must be a non-empty list of {{'role', 'content'}} messages")
-        if len(conversations) <= 1:
-            return [self._one(conv, config) for conv in conversations]
-        with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(conversations)),
+        if len(requests) <= 1:
+            return [self._one(conv, config) for conv, config in requests]
+        with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(requests)),
                                 thread_name_prefix="openai-backend") as pool:
-            return list(pool.map(lambda conv: self._one(conv, config), conversations))
+            return list(pool.map(lambda request: self._one(*request), requests))
 
     # -- one request ---------------------------------------------------------------------------------------------
     def _request(self, messages: list[dict], config: GenerationConfig) -> dict[str, Any]:

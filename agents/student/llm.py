@@ -121,6 +121,7 @@ class LLMStudent:
     """
 
     trainable = False
+    calls_model = True  # the engine plays such students' episodes in lockstep worker threads
 
     def __init__(
         self,
