@@ -15,6 +15,12 @@ Gymnasium views' embedded seats all play through here (docs/design.md, "One engi
 tutor is reset once with the first spec's tutor seed, and an :class:`~tutorzoo.envs.protocols.EpisodeTutor` gets each
 episode's tutor seed in ``begin_episode(index, seed)``, ``index`` being the spec's position in ``specs``.
 
+**Model seats in lockstep**: when the student or the env's content reader calls a model (``calls_model = True``)
+and no observer watches, each episode's turns between tutor calls run in a worker thread; a local model pools the
+round's requests of every episode into one batch (:class:`~tutorzoo.envs.lockstep.Gate`), an endpoint has them
+all in flight, and the env work of one episode overlaps the others' requests. Each episode keeps its own order
+and seeds, so the records equal sequential play's.
+
 **Failures** stay with their episodes: a seat's exception ends its own episode with ``ended_by="failure"`` and
 a :class:`~tutorzoo.envs.protocols.FailureRecord`; a :class:`~tutorzoo.envs.protocols.PartialBatchError` fails only the
 episodes
