@@ -38,6 +38,7 @@ Example::
 
 from __future__ import annotations
 
+import threading
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -300,6 +301,58 @@ def _step_and_advance(ep: Episode, strict: bool) -> None:
     _advance(ep, None, strict)
 
 
+def _pipelined(specs: Sequence[EpisodeSpec], seat: TutorSeat, width: int, start: Callable[[int, EpisodeSpec], Episode],
+               tutor_name: str, on_record: Callable[[dict], None] | None, strict: bool) -> list[dict]:
+    """Every episode in its own worker from start to end, its tutor asked for it alone (a tutor whose turns are
+    independent per episode and safe to ask from many threads, ``concurrent_turns``): an endpoint's requests of
+    all episodes are in flight while other episodes' env work runs, and a local model's requests of a round are
+    pooled into one batch by the gate. Records reach ``on_record`` in the order of ``specs``, as sequentially."""
+    records: list[dict | None] = [None] * len(specs)
+    queue = iter(enumerate(specs))
+    lock = threading.Lock()
+    emitted = 0
+
+    def finish(ep: Episode) -> None:
+        nonlocal emitted
+        record = episode_record(ep.env, ep.spec, tutor_name, ep.student, ep.failures)
+        with lock:
+            records[ep.index] = record
+            while emitted < len(records) and records[emitted] is not None:
+                if on_record is not None:
+                    on_record(records[emitted])  # type: ignore[arg-type]
+                emitted += 1
+
+    def drive(ep: Episode) -> None:
+        while True:
+            _step_and_advance(ep, strict)
+            if ep.done:
+                return
+            try:
+                [(text, failure)] = seat.ask([ep], strict)
+            except StopEpisode:
+                ep.end()
+                return
+            if failure is not None:
+                ep.end(failure)
+                return
+            ep.waiting, ep.reply = None, text if text is not None else ""
+
+    def work() -> None:
+        while True:
+            with lock:
+                nxt = next(queue, None)
+                episode = None if nxt is None else start(*nxt)  # started in spec order, as the tutor sees them
+            if episode is None:
+                return
+            drive(episode)
+            finish(episode)
+
+    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="tutorzoo-episode") as pool:
+        for future in Gate().run([work] * min(width, len(specs)), pool):
+            future.result()
+    return records  # type: ignore[return-value]
+
+
 def play(
     specs: Iterable[EpisodeSpec],
     tutor: Tutor | BatchedTutor | EpisodeTutor | TutorSeat,
@@ -347,6 +400,8 @@ def play(
         student.reset(seed=derive_seed(spec.seed, "student"))
         return Episode(index, spec, env, student)
 
+    if width > 1 and observer is None and getattr(getattr(seat, "tutor", None), "concurrent_turns", False):
+        return _pipelined(specs, seat, width, start, tutor_name, on_record, strict)
     pool: ThreadPoolExecutor | None = None
     lockstep: bool | None = None  # decided on the first episode: threads pay off only when seats wait on a model
     exhausted = False

@@ -40,6 +40,12 @@ class LLMTutor:
         self._turn = 0
         self._episodes: dict[int, list] = {}  # episode index -> [seed, turn], for act_turns
 
+    @property
+    def concurrent_turns(self) -> bool:
+        """Whether the engine may ask for each episode's turn from its own thread: true when turns are sampled per
+        episode (a backend with ``generate_many``, whose requests the engine pools or sends concurrently)."""
+        return hasattr(self.backend, "generate_many")
+
     def begin_episode(self, index: int, seed: int) -> None:
         """Episode ``index`` starts with the seed a sequential run resets the tutor with."""
         self._episodes[index] = [seed, 0]
