@@ -115,12 +115,26 @@ def test_endpoint_students_play_the_same_episodes_with_the_requests_in_flight_to
         one = play(SPECS, tutor, make_student, batch_size=1)
         alone, server.max_in_flight = server.max_in_flight, 0
         sequential_requests = server.request_count
-        batched = play(SPECS, tutor, make_student, batch_size=4)
+        seen: list[dict] = []
+        batched = play(SPECS, tutor, make_student, batch_size=4, on_record=seen.append)
         assert server.request_count == 2 * sequential_requests  # the same requests...
         assert server.max_in_flight >= len(SPECS)  # ...every episode's in flight at once
     assert all(not r["failures"] for r in one + batched)
     assert canonical(batched) == canonical(one)
     assert (alone > 1) == (mode == "llm")  # alone, only an "llm" student's post-test items overlap
+    assert canonical(seen) == canonical(one)  # on_record in the order of the specs, whichever episode ends first
+
+
+def test_an_endpoint_tutor_with_simulated_students_plays_the_same_episodes_pipelined() -> None:
+    from tutorzoo.agents.student import SimulatedStudent
+
+    with ChatServer(responder=lambda body, i: Reply(text=f"Why {len(body['messages'])}?", delay=0.02)) as server:
+        tutor = make_tutor("openai:tutor", base_url=server.url, max_concurrency=8, max_retries=0)
+        one = play(SPECS, tutor, SimulatedStudent, batch_size=1)
+        server.max_in_flight = 0
+        batched = play(SPECS, tutor, SimulatedStudent, batch_size=4)
+        assert server.max_in_flight == len(SPECS)
+    assert all(not r["failures"] for r in batched) and canonical(batched) == canonical(one)
 
 
 def test_a_student_backend_failure_ends_only_its_own_episode_in_lockstep() -> None:
