@@ -303,6 +303,9 @@ class HFBackend:
             key = replace(config, seed=None if config.seed is None else -1)  # seeded rows batch with seeded ones
             groups.setdefault(key, []).append(i)
         for key, todo in groups.items():
+            # a fixed layout whatever order the rows arrived in (threads submit in any order), and chunks of
+            # similar lengths (less padding)
+            todo.sort(key=lambda i: (len(rows[i][0]), rows[i][0], rows[i][2].seed or 0))
             for start in range(0, len(todo), self.batch_size):
                 chunk = todo[start:start + self.batch_size]
                 seeds = None if key.seed is None else [rows[i][2].seed for i in chunk]
