@@ -144,6 +144,8 @@ class LLMContentReader:
         reader.summary()   # {"reads": 2, "failed": 0, "failure_rate": 0.0, "errors": {}}
     """
 
+    calls_model = True  # the engine plays episodes read by a model in lockstep worker threads
+
     def __init__(self, backend: ChatBackend, task: Task, max_new_tokens: int = 400,
                  temperature: float = 0.0) -> None:
         self.backend = backend

@@ -2,15 +2,15 @@
 
 Prints turns/s of PettingZoo's ``tictactoe_v3`` played at random (legal moves) and of the tutoring env in
 ``act`` mode (random dialogue acts) and ``text`` mode (tutor utterances drawn from a pool the built-in random
-tutor wrote beforehand, so the tutor's own cost is not measured), all in this process, and the ratios. The
+tutor wrote beforehand, so the tutor's own cost is not measured; and again from the pool the ``socratic`` tutor
+wrote, whose content-rich turns are the content reader's real load), all in this process, and the ratios. The
 tutoring episodes are played by the rollout engine (:func:`tutorzoo.envs.engine.play`, an env per episode, as every
-entry
-point plays them); tictactoe's loop is PettingZoo's reference, not ours. Goals: act >= 0.5x tictactoe, text >=
-0.25x. A "turn" is one ``env.step`` of a live agent. Time is this process's CPU time, for the reference and the
-env alike: on a shared machine wall time also counts other processes' time slices (on our 2-core VM the act
-ratio of five back-to-back rounds spanned 0.35-0.56 in wall time, 0.41-0.46 in CPU time). Within a round the
-three measurements take turns in short slices, so a drift of the machine's speed (another process on the other
-core) falls on all three alike rather than on whichever ran during it.
+entry point plays them); tictactoe's loop is PettingZoo's reference, not ours. Goals: act >= 0.5x tictactoe,
+text >= 0.25x on socratic's utterances. A "turn" is one ``env.step`` of a live agent. Time is this process's CPU
+time, for the reference and the env alike: on a shared machine wall time also counts other processes' time slices
+(on our 2-core VM the act ratio of five back-to-back rounds spanned 0.35-0.56 in wall time, 0.41-0.46 in CPU
+time). Within a round the measurements take turns in short slices, so a drift of the machine's speed (another
+process on the other core) falls on all of them alike rather than on whichever ran during it.
 
     python benchmarks/env_speed.py [--seconds 1.5] [--rounds 5] [--slices 10]
 """
@@ -97,10 +97,10 @@ class _RandomActs:
 
 
 class _Said:
-    """The built-in random tutor, keeping what it says."""
+    """A built-in tutor (``random`` by default), keeping what it says."""
 
-    def __init__(self) -> None:
-        self.tutor, self.said = make_tutor("random"), []
+    def __init__(self, name: str = "random") -> None:
+        self.tutor, self.said = make_tutor(name), []
 
     def reset(self, seed: int | None = None) -> None:
         self.tutor.reset(seed=seed)
@@ -134,8 +134,8 @@ def _spec(seed: int, mode: str | None = None) -> EpisodeSpec:
     return EpisodeSpec(persona=PERSONAS[seed % len(PERSONAS)], seed=seed, protocol=protocol)
 
 
-def utterance_pool(n_episodes: int = 30) -> list[str]:
-    tutor = _Said()
+def utterance_pool(n_episodes: int = 30, tutor_name: str = "random") -> list[str]:
+    tutor = _Said(tutor_name)
     play([_spec(seed) for seed in range(n_episodes)], tutor, SimulatedStudent)
     return tutor.said
 
@@ -169,15 +169,18 @@ def tutoring(mode: str, seconds: float, pool: list[str], first_seed: int = 0) ->
     return runner.rate
 
 
-def measure_round(seconds: float, pool: list[str], first_seed: int, slices: int = 10) -> tuple[float, float, float]:
-    """(tictactoe, act, text) turns/s, each given ``seconds`` of CPU time in ``slices`` interleaved slices: the
-    machine's speed drifts (other load, frequency), and slices spread the drift over the three alike."""
-    runners = (_TicTacToe(first_seed), _Tutoring("act", pool, first_seed), _Tutoring("text", pool, first_seed))
+def measure_round(seconds: float, pool: list[str], first_seed: int, slices: int = 10,
+                  socratic: list[str] | None = None) -> tuple[float, ...]:
+    """(tictactoe, act, text[, text on socratic's utterances]) turns/s, each given ``seconds`` of CPU time in
+    ``slices`` interleaved slices: the machine's speed drifts (other load, frequency), and slices spread the drift
+    over all alike."""
+    runners = [_TicTacToe(first_seed), _Tutoring("act", pool, first_seed), _Tutoring("text", pool, first_seed)]
+    if socratic is not None:
+        runners.append(_Tutoring("text", socratic, first_seed))
     for _ in range(slices):
         for runner in runners:
             runner.run(seconds / slices)
-    ref, act, text = (r.rate for r in runners)
-    return ref, act, text
+    return tuple(r.rate for r in runners)
 
 
 def _positive(kind: type):
@@ -200,23 +203,25 @@ def main() -> None:
                         help="interleaved slices per round and measurement")
     args = parser.parse_args()
     pool = utterance_pool()
+    socratic = utterance_pool(tutor_name="socratic")  # content-rich turns: the content reader's real load
     # Interleaved rounds: the machine's speed drifts (frequency, other load); each round measures the reference
     # and both modes in interleaved slices, and the median of the per-round ratios is reported.
     # A warm-up round first, not reported: the process-wide caches a long run keeps warm (templates, the
     # curriculum's compiled material, each family's propositions) start empty, for the reference's loop too.
-    measure_round(args.seconds / 3, pool, 0, args.slices)
+    measure_round(args.seconds / 3, pool, 0, args.slices, socratic)
     rows = []
     for k in range(args.rounds):
         first = 1_000_000 * (k + 1)  # fresh episodes every round: nothing is replayed from a warm cache
-        ref, act, text = measure_round(args.seconds, pool, first, args.slices)
-        rows.append((ref, act, text))
-        print(f"round: tictactoe {ref:8.0f}  act {act:8.0f} ({act / ref:.3f})  text {text:8.0f} ({text / ref:.3f})")
+        ref, act, text, soc = measure_round(args.seconds, pool, first, args.slices, socratic)
+        rows.append((ref, act, text, soc))
+        print(f"round: tictactoe {ref:8.0f}  act {act:8.0f} ({act / ref:.3f})  text {text:8.0f} ({text / ref:.3f})"
+              f"  text/socratic {soc:8.0f} ({soc / ref:.3f})")
     ref = statistics.median(r[0] for r in rows)
-    act_ratio = statistics.median(r[1] / r[0] for r in rows)
-    text_ratio = statistics.median(r[2] / r[0] for r in rows)
+    act_ratio, text_ratio, soc_ratio = (statistics.median(r[i] / r[0] for r in rows) for i in (1, 2, 3))
     print(f"tictactoe_v3 random play : {ref:10.0f} turns/s (median)")
     print(f"tutoring_v0 act mode     : ratio {act_ratio:.3f} (median of {args.rounds} rounds; goal >= 0.5)")
-    print(f"tutoring_v0 text mode    : ratio {text_ratio:.3f} (median of {args.rounds} rounds; goal >= 0.25)")
+    print(f"tutoring_v0 text mode    : ratio {text_ratio:.3f} (median of {args.rounds} rounds; random's utterances)")
+    print(f"  on socratic's utterances: ratio {soc_ratio:.3f} (median of {args.rounds} rounds; goal >= 0.25)")
 
 
 if __name__ == "__main__":

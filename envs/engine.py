@@ -15,6 +15,12 @@ Gymnasium views' embedded seats all play through here (docs/design.md, "One engi
 tutor is reset once with the first spec's tutor seed, and an :class:`~tutorzoo.envs.protocols.EpisodeTutor` gets each
 episode's tutor seed in ``begin_episode(index, seed)``, ``index`` being the spec's position in ``specs``.
 
+**Model seats in lockstep**: when the student or the env's content reader calls a model (``calls_model = True``)
+and no observer watches, each episode's turns between tutor calls run in a worker thread; a local model pools the
+round's requests of every episode into one batch (:class:`~tutorzoo.envs.lockstep.Gate`), an endpoint has them
+all in flight, and the env work of one episode overlaps the others' requests. Each episode keeps its own order
+and seeds, so the records equal sequential play's.
+
 **Failures** stay with their episodes: a seat's exception ends its own episode with ``ended_by="failure"`` and
 a :class:`~tutorzoo.envs.protocols.FailureRecord`; a :class:`~tutorzoo.envs.protocols.PartialBatchError` fails only the
 episodes
@@ -32,13 +38,17 @@ Example::
 
 from __future__ import annotations
 
+import threading
 import traceback
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
 from tutorzoo.envs import tutoring_v0
 from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.lockstep import Gate
 from tutorzoo.envs.protocols import (
     BatchedTutor,
     EpisodeTutor,
@@ -66,6 +76,7 @@ class Episode:
     failures: list[FailureRecord] = field(default_factory=list)
     waiting: tuple[dict, dict] | None = None  # (observation, info) the tutor must answer
     done: bool = False
+    reply: str | None = None  # the tutor's reply a lockstep worker steps next
 
     def end(self, failure: FailureRecord | None = None) -> None:
         if failure is not None:
@@ -276,6 +287,72 @@ def _advance(ep: Episode, observer: Observer | None, strict: bool) -> None:
         ep.done = True
 
 
+def _calls_model(ep: Episode) -> bool:
+    """Whether an episode's seats other than the tutor call a model (an LLM student, a model content reader)."""
+    reader = getattr(ep.env.unwrapped, "_reader", None)
+    return bool(getattr(ep.student, "calls_model", False) or getattr(reader, "calls_model", False))
+
+
+def _step_and_advance(ep: Episode, strict: bool) -> None:
+    """A lockstep worker's job: step the tutor's reply, then play on until the tutor must speak again."""
+    if ep.reply is not None:
+        text, ep.reply = ep.reply, None
+        ep.env.unwrapped.step(text)
+    _advance(ep, None, strict)
+
+
+def _pipelined(specs: Sequence[EpisodeSpec], seat: TutorSeat, width: int, start: Callable[[int, EpisodeSpec], Episode],
+               tutor_name: str, on_record: Callable[[dict], None] | None, strict: bool) -> list[dict]:
+    """Every episode in its own worker from start to end, its tutor asked for it alone (a tutor whose turns are
+    independent per episode and safe to ask from many threads, ``concurrent_turns``): an endpoint's requests of
+    all episodes are in flight while other episodes' env work runs, and a local model's requests of a round are
+    pooled into one batch by the gate. Records reach ``on_record`` in the order of ``specs``, as sequentially."""
+    records: list[dict | None] = [None] * len(specs)
+    queue = iter(enumerate(specs))
+    lock = threading.Lock()
+    emitted = 0
+
+    def finish(ep: Episode) -> None:
+        nonlocal emitted
+        record = episode_record(ep.env, ep.spec, tutor_name, ep.student, ep.failures)
+        with lock:
+            records[ep.index] = record
+            while emitted < len(records) and records[emitted] is not None:
+                if on_record is not None:
+                    on_record(records[emitted])  # type: ignore[arg-type]
+                emitted += 1
+
+    def drive(ep: Episode) -> None:
+        while True:
+            _step_and_advance(ep, strict)
+            if ep.done:
+                return
+            try:
+                [(text, failure)] = seat.ask([ep], strict)
+            except StopEpisode:
+                ep.end()
+                return
+            if failure is not None:
+                ep.end(failure)
+                return
+            ep.waiting, ep.reply = None, text if text is not None else ""
+
+    def work() -> None:
+        while True:
+            with lock:
+                nxt = next(queue, None)
+                episode = None if nxt is None else start(*nxt)  # started in spec order, as the tutor sees them
+            if episode is None:
+                return
+            drive(episode)
+            finish(episode)
+
+    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="tutorzoo-episode") as pool:
+        for future in Gate().run([work] * min(width, len(specs)), pool):
+            future.result()
+    return records  # type: ignore[return-value]
+
+
 def play(
     specs: Iterable[EpisodeSpec],
     tutor: Tutor | BatchedTutor | EpisodeTutor | TutorSeat,
@@ -287,11 +364,18 @@ def play(
     on_record: Callable[[dict], None] | None = None,
     observer: Observer | None = None,
     strict: bool = False,
+    reader: Callable[[Any], Any] | None = None,
 ) -> list[dict]:
     """Play every spec with ``tutor``, up to ``batch_size`` episodes in lockstep; records in the order of ``specs``.
 
-    ``make_student(persona)`` builds each episode's student; ``on_record`` sees each record as it finishes.
-    A plain tutor plays one episode at a time whatever ``batch_size`` is.
+    ``make_student(persona)`` builds each episode's student; ``on_record`` sees each record as it finishes;
+    ``reader`` (a task -> content reader factory, e.g. ``reader_factory("llm:openai:M")``) replaces the env's rule
+    reader. A plain tutor plays one episode at a time whatever ``batch_size`` is.
+
+    When a seat besides the tutor calls a model (an LLM or hybrid student, a model reader) and no ``observer``
+    watches, each episode's turns between tutor calls run in a worker thread (:mod:`tutorzoo.envs.lockstep`):
+    endpoint requests of all episodes are in flight together, a local model answers every episode's request of
+    a round in one batch, and each episode plays exactly as it would alone.
 
     Example::
 
@@ -306,51 +390,74 @@ def play(
     records: list[dict | None] = [None] * len(specs)
     queue = iter(enumerate(specs))
     active: list[Episode] = []
+    env_kwargs: dict[str, Any] = {"reward": reward} if reader is None else {"reward": reward, "reader": reader}
 
     def start(index: int, spec: EpisodeSpec) -> Episode:
-        env = tutoring_v0.env(**spec.env_kwargs(), reward=reward)
+        env = tutoring_v0.env(**spec.env_kwargs(), **env_kwargs)
         env.reset(seed=spec.seed)
         seat.begin(index, derive_seed(spec.seed, "tutor"))
         student = make_student(spec.persona)
         student.reset(seed=derive_seed(spec.seed, "student"))
         return Episode(index, spec, env, student)
 
+    if width > 1 and observer is None and getattr(getattr(seat, "tutor", None), "concurrent_turns", False):
+        return _pipelined(specs, seat, width, start, tutor_name, on_record, strict)
+    pool: ThreadPoolExecutor | None = None
+    lockstep: bool | None = None  # decided on the first episode: threads pay off only when seats wait on a model
     exhausted = False
-    while True:
-        while not exhausted and len(active) < width:
-            nxt = next(queue, None)
-            if nxt is None:
-                exhausted = True
+    try:
+        while True:
+            while not exhausted and len(active) < width:
+                nxt = next(queue, None)
+                if nxt is None:
+                    exhausted = True
+                    break
+                active.append(start(*nxt))
+            if lockstep is None and active:
+                lockstep = width > 1 and observer is None and _calls_model(active[0])
+                if lockstep:
+                    pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="tutorzoo-episode")
+            todo = [ep for ep in active if ep.waiting is None and not ep.done]
+            if pool is not None and len(todo) > 1:
+                for future in Gate().run([partial(_step_and_advance, ep, strict) for ep in todo], pool):
+                    future.result()  # a strict run's exception surfaces here, in episode order
+            else:
+                for ep in todo:
+                    if ep.reply is not None:
+                        _step_and_advance(ep, strict)
+                    else:
+                        _advance(ep, observer, strict)
+            finished = [ep for ep in active if ep.done]
+            for ep in finished:
+                records[ep.index] = episode_record(ep.env, ep.spec, tutor_name, ep.student, ep.failures)
+                if on_record is not None:
+                    on_record(records[ep.index])  # type: ignore[arg-type]
+            active = [ep for ep in active if not ep.done]
+            if finished and not exhausted:
+                continue  # fill the freed slots before the tutor's call, so the batch stays full
+            if not active:
                 break
-            active.append(start(*nxt))
-        for ep in active:
-            if ep.waiting is None and not ep.done:
-                _advance(ep, observer, strict)
-        finished = [ep for ep in active if ep.done]
-        for ep in finished:
-            records[ep.index] = episode_record(ep.env, ep.spec, tutor_name, ep.student, ep.failures)
-            if on_record is not None:
-                on_record(records[ep.index])  # type: ignore[arg-type]
-        active = [ep for ep in active if not ep.done]
-        if finished and not exhausted:
-            continue  # fill the freed slots before the tutor's call, so the batch stays full
-        if not active:
-            break
-        try:
-            replies = seat.ask(active, strict)
-        except StopEpisode:  # only a one-at-a-time tutor stops its (single) episode this way
-            for ep in active:
-                ep.end()
-            continue
-        for ep, (text, failure) in zip(active, replies, strict=True):
-            if failure is not None:
-                ep.end(failure)
+            try:
+                replies = seat.ask(active, strict)
+            except StopEpisode:  # only a one-at-a-time tutor stops its (single) episode this way
+                for ep in active:
+                    ep.end()
                 continue
-            info = ep.waiting[1]  # type: ignore[index]
-            ep.waiting = None
-            ep.env.unwrapped.step(text)
-            if observer is not None:
-                observer.after_tutor(ep, info)
+            for ep, (text, failure) in zip(active, replies, strict=True):
+                if failure is not None:
+                    ep.end(failure)
+                    continue
+                info = ep.waiting[1]  # type: ignore[index]
+                ep.waiting = None
+                if lockstep:  # the reply is stepped by the episode's worker, beside the others' requests
+                    ep.reply = text if text is not None else ""
+                    continue
+                ep.env.unwrapped.step(text)
+                if observer is not None:
+                    observer.after_tutor(ep, info)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
     return records  # type: ignore[return-value]
 
 

@@ -103,6 +103,7 @@ class TutoringEnv(AECEnv):
         self._task_public = task.public_view()
         self._pre_items: tuple[Item, ...] = task.pretest
         self._post_items: list[tuple[Item, str]] = self._posttest_items(task)
+        self._post_prompts: tuple[str, ...] | None = None
         self._annotator = Annotator.for_task(task) if self.config.action_mode == "text" else None
         self._reader = self._reader_factory(task)
         self._leaked_items: set[str] = set()
@@ -501,11 +502,19 @@ class TutoringEnv(AECEnv):
             item = self._pre_items[index]
             return f"Pre-test question {index + 1}: {item.render()}\n{TEST_ANSWER_FORMAT}"
         if kind == "posttest":
-            item = self._post_items[index][0]
-            return f"Post-test question {index + 1}: {item.render()}\n{TEST_ANSWER_FORMAT}"
+            return self._posttest_prompts()[index]
         if kind == "open":
             return f"Start the dialogue: ask your tutor about the task. Task: {self.task.statement}"
         return self._last_tutor_text
+
+    def _posttest_prompts(self) -> tuple[str, ...]:
+        """What the student is shown for each post-test item; the items do not depend on one another's answers,
+        so the student's info lists them all (a model student may answer them at once)."""
+        if self._post_prompts is None:
+            self._post_prompts = tuple(
+                tzs.normalize_text(f"Post-test question {i + 1}: {item.render()}\n{TEST_ANSWER_FORMAT}",
+                                   tzs.MAX_OBSERVATION_CHARS)[0] for i, (item, _) in enumerate(self._post_items))
+        return self._post_prompts
 
     def _pretest_summary(self) -> str:
         lines = [f"Task: {self.task.statement}", "Pre-test results:"]
@@ -546,7 +555,8 @@ class TutoringEnv(AECEnv):
             student_info.update(item=self._pre_items[index], item_index=index, n_items=len(self._pre_items))
         elif kind == "posttest" and self.phase == "posttest":
             item, post_kind = self._post_items[index]
-            student_info.update(item=item, item_index=index, n_items=len(self._post_items), posttest_kind=post_kind)
+            student_info.update(item=item, item_index=index, n_items=len(self._post_items), posttest_kind=post_kind,
+                                test_prompts=self._posttest_prompts())
         if self.outcome is not None:
             student_info["outcome"] = dict(self.outcome)
         self.infos = {"tutor": tutor, "student": student_info}

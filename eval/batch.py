@@ -7,18 +7,19 @@ order of ``specs``.
 
 How the tutor is driven (:mod:`tutorzoo.envs.protocols`, chosen by :func:`tutorzoo.envs.engine.tutor_seat`):
 
-- a :class:`~tutorzoo.envs.protocols.BatchedTutor` (``act_batch``, e.g. :class:`tutorzoo.agents.tutor.llm.LLMTutor`) is
-one shared
-  instance, reset once per run with the first spec's tutor seed, with one ``act_batch`` call per step. A sampling
-  LLM tutor's turns are seeded per call, so its batched samples differ from a sequential run's (both are
-  reproducible); a deterministic tutor's agree.
-- an :class:`~tutorzoo.envs.protocols.EpisodeTutor` (GRPO's token tutor) also gets ``begin_episode(index, seed)`` as
-each
-  episode starts and the waiting episodes as :class:`~tutorzoo.envs.protocols.TutorTurn` objects naming their index.
+- a :class:`~tutorzoo.envs.protocols.BatchedTutor` (``act_batch``) is one shared instance, reset once per run
+  with the first spec's tutor seed, with one ``act_batch`` call per step; a sampling tutor of this kind seeds
+  per call, so its batched samples differ from a sequential run's (both are reproducible).
+- an :class:`~tutorzoo.envs.protocols.EpisodeTutor` (GRPO's token tutor, and
+  :class:`tutorzoo.agents.tutor.llm.LLMTutor`) also gets ``begin_episode(index, seed)`` as each episode starts and
+  the waiting episodes as :class:`~tutorzoo.envs.protocols.TutorTurn` objects naming their index. LLMTutor samples
+  each episode's turn with that episode's seed, so its batched episodes equal sequential ones.
 - any other tutor plays one episode at a time (:class:`tutorzoo.envs.engine.BatchOfOne`), reset with each episode's
 tutor
   seed, exactly as ``run_episode`` does.
 
+Model students and a model content reader play in lockstep worker threads (:mod:`tutorzoo.envs.lockstep`): one
+batched generate per round on HF, every episode's requests in flight on an endpoint; records as sequential play.
 Failures stay with their episodes (see :mod:`tutorzoo.envs.engine`).
 
 Example::

@@ -103,7 +103,7 @@ class ChatServer:
     # -- lifecycle ---------------------------------------------------------------------------------------------
     def start(self) -> ChatServer:
         handler = type("_Handler", (_Handler,), {"chat": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = _Server(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="chat-server", daemon=True)
@@ -159,6 +159,12 @@ class ChatServer:
     def _done(self) -> None:
         with self._lock:
             self._in_flight -= 1
+
+
+class _Server(ThreadingHTTPServer):
+    # socketserver's default backlog of 5 drops connections when dozens of clients connect at once (a batched
+    # rollout's first round): the client then waits out a SYN retransmission or fails
+    request_queue_size = 1024
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -11,8 +11,11 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,31 @@ class GenerationResult:
     @property
     def ok(self) -> bool:
         return self.text is not None
+
+
+def row_seed(seed: int | None, row: int) -> int | None:
+    """The sampling seed of conversation ``row`` of a call seeded ``seed``: each reply is sampled from its own
+    stream, so it does not depend on the other conversations of its call or batch."""
+    if seed is None:
+        return None
+    return int(np.random.SeedSequence([seed, row]).generate_state(1)[0])
+
+
+def generate_many(backend: ChatBackend, requests: Sequence[tuple[list[dict], GenerationConfig]]
+                  ) -> list[GenerationResult]:
+    """One result per ``(conversation, config)``, each as ``backend.generate([conversation], config)`` gives it.
+
+    Backends with their own ``generate_many`` answer all requests together (one batch on HF, up to
+    ``max_concurrency`` in flight on an endpoint); any other backend is called once per request.
+
+    Example::
+
+        a, b = generate_many(backend, [(conv_a, GenerationConfig(seed=1)), (conv_b, GenerationConfig(seed=2))])
+    """
+    own = getattr(backend, "generate_many", None)
+    if own is not None:
+        return list(own(list(requests)))
+    return [backend.generate([conversation], config)[0] for conversation, config in requests]
 
 
 @runtime_checkable

@@ -12,9 +12,11 @@ left padding.
 - **Sampling**: per call from :class:`GenerationConfig`: greedy when ``temperature == 0``, else temperature and
   top-p sampling (top-k off, so the call's settings are the whole story, as with an API); ``max_new_tokens``
   caps the reply; ``stop`` strings end it (the stop string is cut from the text).
-- **Reproducible**: with ``config.seed`` set, each chunk of ``batch_size`` conversations is generated under a
-  torch generator seeded from ``(seed, chunk index)``; the caller's torch random state is left untouched.
-  The same conversations, config and batch size give the same replies.
+- **Reproducible, whatever the batch**: with ``config.seed`` set, conversation ``j`` of a call samples from its
+  own torch generator seeded from ``(seed, j)`` (Gumbel-max over the temperature / top-p warped logits), so its
+  reply does not depend on the conversations batched with it; the caller's torch random state is untouched.
+  ``generate_many`` takes one config per conversation (each as its own call), and inside the engine's lockstep
+  rounds (:mod:`tutorzoo.envs.lockstep`) the requests of every episode in flight go out as one batch.
 - **Long prompts** are truncated from the left, keeping the system message: the oldest other messages are
   dropped whole until the prompt fits in ``context_length - max_new_tokens`` tokens; if the last message
   alone is still too long, its oldest tokens are cut. ``meta`` reports ``truncated_messages`` and
@@ -40,16 +42,16 @@ Example::
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
-from tutorzoo.agents.backends.base import GenerationConfig, GenerationResult
+from tutorzoo.agents.backends.base import GenerationConfig, GenerationResult, row_seed
 from tutorzoo.agents.backends.chat_render import PINNED_DATE, ChatRenderer
 from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.lockstep import current_gate
 
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32, "fp32": torch.float32,
@@ -103,18 +105,6 @@ def _check_conversation(conversation: Any) -> None:
             raise ValueError(f"message {j} must be {{'role': one of {ROLES}, 'content': str}}, got {msg!r:.120}")
         if msg["role"] == "system" and j > 0:
             raise ValueError(f"message {j} is a system message; only the first message may be one")
-
-
-@contextlib.contextmanager
-def _seeded(seed: int | None, device: torch.device) -> Iterator[None]:
-    """Seed torch's generators for one generate call, restoring the caller's random state afterwards."""
-    if seed is None:
-        yield
-        return
-    devices = [device.index or 0] if device.type == "cuda" else []
-    with torch.random.fork_rng(devices=devices):
-        torch.manual_seed(seed)
-        yield
 
 
 class HFBackend:
@@ -237,7 +227,8 @@ class HFBackend:
             kwargs.update(stop_strings=list(config.stop), tokenizer=self.tokenizer)
         return kwargs
 
-    def _generate_chunk(self, prompts: list[list[int]], config: GenerationConfig, seed: int | None) -> list[dict]:
+    def _generate_chunk(self, prompts: list[list[int]], config: GenerationConfig,
+                        seeds: list[int | None] | None) -> list[dict]:
         pad = self.tokenizer.pad_token_id
         width = max(len(p) for p in prompts)
         input_ids = torch.full((len(prompts), width), pad, dtype=torch.long)
@@ -245,9 +236,17 @@ class HFBackend:
         for row, prompt in enumerate(prompts):
             input_ids[row, width - len(prompt):] = torch.tensor(prompt, dtype=torch.long)
             attention[row, width - len(prompt):] = 1
-        with torch.inference_mode(), _seeded(seed, self.device):
+        kwargs = self.generation_kwargs(config)
+        if config.temperature > 0 and seeds is not None and all(s is not None for s in seeds):
+            # each row samples from its own generator (Gumbel-max over the warped logits), so a reply is the same
+            # whichever batch it is generated in; greedy decoding picks the perturbed argmax
+            from transformers import LogitsProcessorList
+
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None,
+                          logits_processor=LogitsProcessorList([_RowSampler(seeds, config)]))  # type: ignore[arg-type]
+        with torch.inference_mode():
             out = self.model.generate(input_ids=input_ids.to(self.device), attention_mask=attention.to(self.device),
-                                      **self.generation_kwargs(config))
+                                      **kwargs)
         replies = []
         for row in out[:, width:].tolist():
             end = next((k for k, t in enumerate(row) if t in self.eos_ids), None)
@@ -267,40 +266,92 @@ class HFBackend:
         """One result per conversation, in order; a failure is that conversation's ``error``, never a raise."""
         if not isinstance(conversations, list):
             raise TypeError(f"conversations must be a list of conversations, got {type(conversations).__name__}")
-        results: list[GenerationResult | None] = [None] * len(conversations)
-        prompts: dict[int, tuple[list[int], dict]] = {}
-        for i, conversation in enumerate(conversations):
+        return self._pooled([(c, replace(config, seed=row_seed(config.seed, j))) for j, c in enumerate(conversations)])
+
+    def generate_many(self, requests: list[tuple[list[dict], GenerationConfig]]) -> list[GenerationResult]:
+        """One result per ``(conversation, config)``, each equal to ``generate([conversation], config)[0]``, all
+        generated together (one batch per sampling setting)."""
+        return self._pooled([(c, replace(config, seed=row_seed(config.seed, 0))) for c, config in requests])
+
+    def _pooled(self, rows: list[tuple[list[dict], GenerationConfig]]) -> list[GenerationResult]:
+        """Encode the rows (configs carry each row's own seed) and generate them, pooled with the other episodes'
+        rows inside an engine's lockstep round."""
+        results: list[GenerationResult | None] = [None] * len(rows)
+        encoded: list[tuple[int, list[int], dict, GenerationConfig]] = []
+        for i, (conversation, config) in enumerate(rows):
             try:
-                prompts[i] = self.encode(conversation, config.max_new_tokens)
+                ids, meta = self.encode(conversation, config.max_new_tokens)
             except Exception as exc:  # a bad conversation fails alone
                 results[i] = GenerationResult(text=None, error=f"conversation {i}: {type(exc).__name__}: {exc}")
-        todo = sorted(prompts)
-        for chunk_index, start in enumerate(range(0, len(todo), self.batch_size)):
-            chunk = todo[start:start + self.batch_size]
-            seed = None
-            if config.seed is not None:
-                seed = int(np.random.SeedSequence([config.seed, chunk_index]).generate_state(1)[0])
-            for i, reply in self._run_chunk(chunk, [prompts[i][0] for i in chunk], config, seed).items():
-                ids, meta = prompts[i]
-                if isinstance(reply, str):
-                    results[i] = GenerationResult(text=None, error=reply, prompt_tokens=len(ids), meta=dict(meta))
-                else:
-                    results[i] = GenerationResult(
-                        text=reply["text"], prompt_tokens=len(ids), completion_tokens=reply["tokens"],
-                        meta={**meta, "finish_reason": reply["finish"]},
-                    )
+                continue
+            encoded.append((i, ids, meta, config))
+        if encoded:
+            gate = current_gate()
+            todo = [(ids, meta, config) for _, ids, meta, config in encoded]
+            done = gate.submit(self, todo) if gate is not None else self.run_pooled(todo)
+            for (i, *_), result in zip(encoded, done, strict=True):
+                results[i] = result
+        assert all(r is not None for r in results)
+        return results  # type: ignore[return-value]
+
+    def run_pooled(self, rows: list[tuple[list[int], dict, GenerationConfig]]) -> list[GenerationResult]:
+        """Generate encoded rows ``(prompt ids, truncation meta, config with the row's seed)``; rows that differ only
+        in the seed share batches of ``batch_size``."""
+        results: list[GenerationResult | None] = [None] * len(rows)
+        groups: dict[GenerationConfig, list[int]] = {}
+        for i, (_, _, config) in enumerate(rows):
+            key = replace(config, seed=None if config.seed is None else -1)  # seeded rows batch with seeded ones
+            groups.setdefault(key, []).append(i)
+        for key, todo in groups.items():
+            # a fixed layout whatever order the rows arrived in (threads submit in any order), and chunks of
+            # similar lengths (less padding)
+            todo.sort(key=lambda i: (len(rows[i][0]), rows[i][0], rows[i][2].seed or 0))
+            for start in range(0, len(todo), self.batch_size):
+                chunk = todo[start:start + self.batch_size]
+                seeds = None if key.seed is None else [rows[i][2].seed for i in chunk]
+                for i, reply in self._run_chunk(chunk, [rows[i][0] for i in chunk], key, seeds).items():
+                    ids, meta, _ = rows[i]
+                    if isinstance(reply, str):
+                        results[i] = GenerationResult(text=None, error=reply, prompt_tokens=len(ids), meta=dict(meta))
+                    else:
+                        results[i] = GenerationResult(
+                            text=reply["text"], prompt_tokens=len(ids), completion_tokens=reply["tokens"],
+                            meta={**meta, "finish_reason": reply["finish"]},
+                        )
         assert all(r is not None for r in results)
         return results  # type: ignore[return-value]
 
     def _run_chunk(self, chunk: list[int], prompts: list[list[int]], config: GenerationConfig,
-                   seed: int | None) -> dict[int, dict | str]:
-        """Replies by conversation index; when the batch fails, each conversation is retried alone."""
+                   seeds: list[int | None] | None) -> dict[int, dict | str]:
+        """Replies by row index; when the batch fails, each row is retried alone (with its own seed)."""
         try:
-            return dict(zip(chunk, self._generate_chunk(prompts, config, seed), strict=True))
+            return dict(zip(chunk, self._generate_chunk(prompts, config, seeds), strict=True))
         except Exception as exc:  # e.g. out of memory on one long prompt: isolate it
             if len(chunk) == 1:
                 return {chunk[0]: f"generation failed: {type(exc).__name__}: {exc}"}
         out: dict[int, dict | str] = {}
-        for i, prompt in zip(chunk, prompts, strict=True):
-            out.update(self._run_chunk([i], [prompt], config, seed))
+        for k, (i, prompt) in enumerate(zip(chunk, prompts, strict=True)):
+            out.update(self._run_chunk([i], [prompt], config, None if seeds is None else [seeds[k]]))
         return out
+
+
+class _RowSampler:
+    """A logits processor that turns greedy decoding into temperature / top-p sampling with one seeded generator
+    per row: ``argmax(log p + Gumbel noise)`` is a sample of ``p``, and each row's noise comes from its own stream."""
+
+    def __init__(self, seeds: list[int | None], config: GenerationConfig) -> None:
+        self.generators = [torch.Generator().manual_seed(int(s)) for s in seeds]  # type: ignore[arg-type]
+        self.temperature = config.temperature
+        self.top_p = config.top_p
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        logits = scores.float() / self.temperature
+        if self.top_p < 1.0:
+            ordered, order = logits.sort(dim=-1, descending=True)
+            probs = ordered.softmax(dim=-1)
+            drop = probs.cumsum(dim=-1) - probs > self.top_p  # keep the smallest head whose mass reaches top_p
+            logits = logits.scatter(-1, order, ordered.masked_fill(drop, float("-inf")))
+        vocab = logits.shape[-1]
+        uniform = torch.stack([torch.rand(vocab, generator=g) for g in self.generators]).to(logits.device)
+        gumbel = -torch.log(-torch.log(uniform.clamp_min(torch.finfo(torch.float32).tiny)))
+        return logits.log_softmax(dim=-1) + gumbel

@@ -15,7 +15,9 @@
   counted in ``fallbacks``; ``privileged["utterance_source"]`` says which text each turn used. So the ground
   truth labels survive whatever the model writes.
 
-Each turn's sampling seed derives from ``(reset seed, turn)``, so a seeded episode replays exactly.
+Each turn's sampling seed derives from ``(reset seed, turn)``, so a seeded episode replays exactly. In "llm"
+mode the post-test items, which do not see one another's answers, are requested together at the first one
+(``generate_many``: one batch on HF, concurrent requests on an endpoint), each with its own turn's seed.
 
 Example::
 
@@ -34,7 +36,7 @@ from typing import Literal
 
 import numpy as np
 
-from tutorzoo.agents.backends.base import ChatBackend, GenerationConfig
+from tutorzoo.agents.backends.base import ChatBackend, GenerationConfig, GenerationResult, generate_many
 from tutorzoo.agents.student.personas import Persona, PersonaDistribution, get_persona
 from tutorzoo.agents.student.policy import SimulatedStudent
 from tutorzoo.envs.acts import StudentTurn
@@ -121,6 +123,7 @@ class LLMStudent:
     """
 
     trainable = False
+    calls_model = True  # the engine plays such students' episodes in lockstep worker threads
 
     def __init__(
         self,
@@ -153,6 +156,7 @@ class LLMStudent:
         """Start a new episode; counters ``rewrites``/``fallbacks`` count this episode's hybrid turns."""
         self._seed = seed
         self._turn = 0
+        self._stored: dict[int, tuple[tuple[list[dict], GenerationConfig], GenerationResult]] = {}
         self.rewrites = 0
         self.fallbacks = 0
         if self.simulated is not None:
@@ -185,10 +189,33 @@ class LLMStudent:
         if info.get("phase") in TEST_PHASES or not messages[-1]["role"] == "user":
             # the item (with options) or the instruction to open the dialogue is in the observation only
             messages.append({"role": "user", "content": observation.get("text", "")})
-        [result] = self.backend.generate([messages], self._turn_config())
+        result = self._prefetched(messages, info)
+        if result is None:
+            [result] = self.backend.generate([messages], self._turn_config())
         if not result.ok:
             raise StudentBackendError(result.error or "the backend returned no text")
         return result.text or ""
+
+    def _prefetched(self, messages: list[dict], info: dict) -> GenerationResult | None:
+        """The post-test reply to ``messages`` if it was requested with the others, else None.
+
+        The post-test items do not see one another's answers (the env lists their prompts in
+        ``info["test_prompts"]``), so at the first item all of them are requested at once, each with the seed of
+        the turn it would be asked at; the later items take their stored reply when their conversation is the
+        one that was sent.
+        """
+        prompts = info.get("test_prompts")
+        if info.get("phase") != "posttest" or not prompts:
+            return None
+        index = info.get("item_index", 0)
+        if index == 0:
+            head = messages[:-1]
+            requests = [(head + [{"role": "user", "content": p}], self._turn_config()) for p in prompts]
+            self._stored = dict(enumerate(zip(requests, generate_many(self.backend, requests), strict=True)))
+        stored = self._stored.pop(index, None)
+        if stored is None or stored[0][0] != messages:
+            return None
+        return stored[1]
 
     def _hybrid(self, observation: dict, info: dict) -> str | StudentTurn:
         assert self.simulated is not None
