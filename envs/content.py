@@ -81,7 +81,10 @@ class Claim:
 
     ``kc`` is the component the claim exercises (``None``: none of the task's); ``question`` marks something
     asked (its answer computable); ``affirms`` a misconception whose output (or belief) the claim states;
-    ``refutes`` the misconceptions it is a counterexample to; ``demand`` the cognitive demand of a question.
+    ``refutes`` the misconceptions it is a counterexample to (a case whose contrast with the wrong rule the turn
+    states or asks for); ``demand`` the cognitive demand of a question; ``denies`` a misconception the claim says is
+    wrong ("It is a myth that …", a belief retracted: corrective negation, not a counterexample); ``mentions`` one it
+    names without asserting it (quoted, warned against, denied).
     """
 
     kc: str | None
@@ -91,6 +94,8 @@ class Claim:
     refutes: tuple[str, ...] = ()
     demand: str | None = None
     source: str = "math"  # "math" (an evaluated relation) or "fact" (a proposition)
+    denies: str | None = None
+    mentions: str | None = None
 
 
 @dataclass(frozen=True)
@@ -130,6 +135,11 @@ class Reading:
         return tuple(dict.fromkeys(m for c in self.claims for m in c.refutes))
 
     @property
+    def denied(self) -> tuple[str, ...]:
+        """The misconceptions the turn says are wrong without a counterexample (see :attr:`Claim.denies`)."""
+        return tuple(dict.fromkeys(c.denies for c in self.claims if c.denies))
+
+    @property
     def has_content(self) -> bool:
         return any(c.kc is not None for c in self.claims)
 
@@ -142,6 +152,7 @@ class Reading:
             "questions": sum(1 for c in self.claims if c.question),
             "affirms": list(self.affirmed),
             "refutes": list(self.refuted),
+            "denies": list(self.denied),
         }
 
 
@@ -824,13 +835,17 @@ def _propositions(kc: str, text: str, kind: str, mis: str | None, math: bool,
         if len(clauses) > 1:
             pieces += clauses
     out = []
+    # a clause is ordered as the whole sentence says it: a sentence with all of a fact's words shuffled restates
+    # none of its clauses either
+    order = tuple(st for st, _n in stem_order(_DIGIT_RUN.sub("0", _NUMBERLESS.sub(" ", text))))
     for piece in pieces:
-        stems, negs = content_stems(_DIGIT_RUN.sub("0", _NUMBERLESS.sub(" ", piece)))  # numbers: no stems
+        said = _DIGIT_RUN.sub("0", _NUMBERLESS.sub(" ", piece))  # numbers: no stems
+        stems, negs = content_stems(said)
         if len(stems) < 3 or (piece is not text and len(stems - topic) < 1):
             continue
         stems, sign = polarity(stems)
         numbers = frozenset() if math else _numbers(piece)  # a lesson's quantities are facts
-        out.append(Proposition(kc, stems, negs % 2 == 1, kind, mis, numbers, tuple(sorted(sign.items()))))
+        out.append(Proposition(kc, stems, negs % 2 == 1, kind, mis, numbers, tuple(sorted(sign.items())), order))
     return tuple(out)
 
 
@@ -1283,6 +1298,86 @@ def content_stems(text: str) -> tuple[frozenset[str], int]:
     return frozenset(stem(w) for w in words if w not in _STOP and w not in _NEG and len(w) > 2), negs
 
 
+# where a sentence's clauses part (the order of words is compared inside a clause: "Because it is less dense than
+# water, ice floats" restates "Ice floats because it is less dense than water"); "and" joins within a clause
+_ORDER_CLAUSE = re.compile(r"[,;:()]|\s[-–—]\s|\b(?:because|since|so|while|whereas|which|when|if|unless|although|"
+                           r"though|but)\b", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"(?<=[a-z])'s?\b")
+_GENITIVE = re.compile(r"\b([a-z]+) of (?:the |a |an |its |their )?([a-z]+)\b")
+_BE = frozenset("is are was were be been being get gets got".split())
+
+
+def _active(words: list[str]) -> list[str]:
+    """A passive clause turned active, so who does what to what compares: "the water is pushed by the rocket" ->
+    "the rocket pushed the water" (a be-verb, a participle, then "by")."""
+    if "by" not in words:
+        return words
+    i = words.index("by")
+    part = i - 1
+    if part < 1 or not (words[part].endswith(("ed", "en", "wn", "ht", "lt", "ne")) or words[part] in _STOP):
+        return words
+    for j in (part - 1, part - 2):  # "is pushed by", "is often pushed by"
+        if j >= 0 and words[j] in _BE:
+            return words[i + 1:] + words[j + 1:i] + words[:j]
+    return words
+
+
+@functools.lru_cache(maxsize=65536)
+def stem_order(text: str) -> tuple[tuple[str, int], ...]:
+    """The content stems of ``text`` in the order said, each with its clause's number; a directional stem stands
+    for its axis (as in :func:`polarity`) and a passive clause is read in active order."""
+    lowered = _COMPARATIVE_RE.sub(lambda m: _COMPARATIVE[m.group(1)], text.lower()).replace("n't", " not")
+    lowered = _GENITIVE.sub(r"\2 \1", _POSSESSIVE.sub("", lowered))  # "the density of the liquid" = "liquid's density"
+    out: list[tuple[str, int]] = []
+    for n, clause in enumerate(_ORDER_CLAUSE.split(lowered)):
+        for w in _active(_WORD.findall(clause)):
+            if w in _STOP or w in _NEG or len(w) <= 2:
+                continue
+            st = stem(w)
+            out.append(("~" + _POLAR[st][0] if st in _POLAR else st, n))
+    return tuple(out)
+
+
+_ORDER_TIE = 0.05  # a proposition in order scoring this close to the best restated is an equal restatement
+ORDER_WORDS = 4  # fewer shared stems than this leave too few pairs to tell an order from chance
+ORDER_MIN = 0.9  # the share of a fact's word pairs a sentence must say in the fact's order (see :func:`in_order`)
+
+
+def in_order(said: tuple[tuple[str, int], ...], order: tuple[str, ...]) -> bool:
+    """Whether a sentence says a proposition's words in its order: of the pairs of shared stems inside one clause of
+    the sentence (all pairs when no clause holds two), at least :data:`ORDER_MIN` come in the proposition's order.
+    Words in random order, or subject and object swapped ("the water pushes the rocket"), fail; a paraphrase
+    that keeps who does what to what passes. Fewer than :data:`ORDER_WORDS` shared stems decide nothing."""
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    for i, st in enumerate(order):  # a word the proposition says twice may come before or after another
+        first.setdefault(st, i)
+        last[st] = i
+    seq: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    for st, n in said:
+        # the sentence's word where it first says it; a direction word is checked by its polarity, wherever it
+        # stands ("less dense", "has a lower density")
+        if st in first and st not in seen and st[0] != "~":
+            seen.add(st)
+            seq.append((st, n))
+    if len(seq) < ORDER_WORDS:
+        return True
+    inside = same = 0
+    total = agree = 0
+    for i, (a, na) in enumerate(seq):
+        for b, nb in seq[i + 1:]:
+            ok = first[a] < last[b]
+            total += 1
+            agree += ok
+            if na == nb:
+                inside += 1
+                same += ok
+    if inside >= 3:
+        return same >= ORDER_MIN * inside
+    return agree >= ORDER_MIN * total
+
+
 def polarity(stems: frozenset[str]) -> tuple[frozenset[str], dict[str, int]]:
     """``stems`` with each directional stem replaced by its axis, and the direction said on each axis (the
     product of the signs of its stems there)."""
@@ -1314,6 +1409,7 @@ class Proposition:
     misconception: str | None = None
     numbers: frozenset[Fraction] = frozenset()  # the quantities it states (a sentence must state the same)
     sign: tuple[tuple[str, int], ...] = ()  # the direction it says on each axis (see :func:`polarity`)
+    order: tuple[str, ...] = ()  # its stems in the order it says them (see :func:`in_order`)
 
 
 _SENT = re.compile(r"(?<=[.!?;])\s+|(?<=\S:)\s+|\n+")  # a ratio "3 : 4" stays whole
@@ -1609,10 +1705,12 @@ class ContentReader:
     def _match(self, sent: str, asked: bool, framed: bool) -> list[Claim]:
         if self._names is not None:  # a component's name names the topic; it says nothing about it
             sent = self._names.sub(" ", sent)
-        stems, negs = content_stems(_NUMBERLESS.sub(" ", sent))
+        plain = _NUMBERLESS.sub(" ", sent)
+        stems, negs = content_stems(plain)
         if len(stems) < 2:
             return []
         best: tuple[float, Proposition, float, float] | None = None
+        top: float | None = None  # the best score of any proposition, in order or not
         substance = stems - self._topic  # what the sentence says beyond naming the topic
         stems, said_sign = polarity(stems)
         substance |= {st for st in stems if st[0] == "~"}  # a direction said is content
@@ -1639,9 +1737,15 @@ class ContentReader:
                 else 0.01 if p.kind != "fact" else 0.0
             # how much of the proposition the sentence states, then (ties) how much of the sentence it covers
             score = hit / len(p.stems) + bonus + 0.3 * hit / len(stems)
-            if best is None or score > best[0]:
+            if top is not None and score <= top - _ORDER_TIE:
+                continue
+            # who does what to what: the proposition restated must come in its order; a sentence that restates one
+            # best but scrambled restates nothing, not some shorter proposition whose few words fell in order (an
+            # equal restatement in order, such as "b times a" for "a times b", still counts)
+            top = score if top is None else max(top, score)
+            if (best is None or score > best[0]) and in_order(stem_order(plain), p.order):
                 best = (score, p, hit / len(p.stems), hit / len(stems))
-        if best is None:
+        if best is None or best[0] <= top - _ORDER_TIE:
             return []
         p = best[1]
         negated = negs % 2 == 1
