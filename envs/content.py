@@ -1288,6 +1288,74 @@ _REPORTED = re.compile(r"\b(?:says?|said|thinks?|thought|claims?|believes?|belie
                        r"misunderstand\w*|trap|pitfall)\b", re.IGNORECASE)
 
 
+# frames that say who holds a proposition. A denial before it negates it ("It is a myth that …", "Nobody should believe
+# that …"); a retraction after it negates the sentence before ("Actually, no: that is false.", "They are wrong.");
+# an endorsement affirms the reported speech before it ("Some say that …. And they are right."); reported speech and
+# warnings ("A common mistake is to write …", "Don't …") quote a falsehood without asserting it
+_LEAD = r"^\W*(?:(?:but|and|so|well|however|also|remember|note|in fact|contrary to (?:popular|common) belief)\b\W*)*"
+_DENIAL = re.compile(
+    _LEAD + r"(?:(?:it\s+is|it's|it\s+was|that\s+is|that's)\s+(?:simply\s+|just\s+|completely\s+|absolutely\s+|"
+    r"certainly\s+)?(?:false|untrue|not\s+true|not\s+the\s+case|a\s+myth|wrong|incorrect|not\s+correct|nonsense|"
+    r"an?\s+(?:common\s+)?(?:mistake|misconception|error))(?:\s+to\s+(?:say|think|believe|claim|assume))?\s+that"
+    r"|(?:nobody|no\s+one|no-one)\s+should\s+(?:believe|think|say|claim|assume)(?:\s+that)?"
+    r"|(?:do\s+not|don't|never)\s+(?:believe|think|assume)\s+that"
+    r"|there\s+is\s+no\s+truth\s+(?:in\s+(?:the\s+)?(?:idea|claim)\s+)?that)\s+", re.IGNORECASE)
+# "…, but that's wrong." closing a sentence: the rest of it is denied
+_DENIED_AFTER = re.compile(r"\s*(?:[,;:]|\s[-–—])\s*(?:but|and)?\s*(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:simply\s+|"
+                           r"just\s+|completely\s+)?(?:false|untrue|not\s+true|wrong|incorrect|a\s+myth|not\s+correct)"
+                           r"\W*$", re.IGNORECASE)
+_RETRACTION = re.compile(
+    r"^\W*(?:(?:actually|wait|sorry|oops|hmm|well|but|no|nope|correction)\b\W*)*"
+    r"(?:(?:that|this|it|which)(?:'s|\s+is|\s+was)\s+(?:simply\s+|just\s+|completely\s+|all\s+|actually\s+)?"
+    r"(?:false|untrue|not\s+true|not\s+right|not\s+correct|wrong|incorrect|a\s+myth|nonsense|a\s+mistake)"
+    r"|(?:they|those\s+people|these\s+people|people|he|she|some|others)\s*(?:'re|are|were|is|'s)\s+"
+    r"(?:simply\s+|just\s+|completely\s+|quite\s+)?(?:wrong|mistaken|incorrect)"
+    r"|i\s+take\s+(?:that|it)\s+back|scratch\s+that|forget\s+(?:that|what\s+i\s+(?:just\s+)?said))\W*$", re.IGNORECASE)
+_ENDORSEMENT = re.compile(
+    r"^\W*(?:(?:and|but|so|well|yes|indeed)\b\W*)*"
+    r"(?:(?:they|those\s+people|these\s+people|people|he|she|some|others|your\s+friend)\s*(?:'re|are|were|is|'s)\s+"
+    r"(?:quite\s+|absolutely\s+|completely\s+|exactly\s+|perfectly\s+|totally\s+)?(?:right|correct)"
+    r"|(?:that|this|it)(?:'s|\s+is)\s+(?:quite\s+|absolutely\s+|completely\s+|exactly\s+|perfectly\s+|totally\s+)?"
+    r"(?:true|right|correct))\W*$", re.IGNORECASE)
+# reported speech: the proposition after it is someone's, not the tutor's
+_REPORT_FRAME = re.compile(
+    _LEAD + r"(?:(?:(?:some|many|most|lots\s+of|a\s+lot\s+of)(?:\s+(?:people|students|kids|learners))?|people|students|"
+    r"kids|learners|someone|somebody|others|an?\s+(?:friend|classmate|student)|your\s+(?:friend|classmate)|you|they|he|"
+    r"she)\s+(?:(?:often|sometimes|usually|may|might|still|also|once)\s+)*(?:say|says|said|think|thinks|thought|believe|"
+    r"believes|believed|claim|claims|claimed|argue|argues|assume|assumes|write|writes|wrote|(?:have|has)\s+heard|"
+    r"heard|guess|guessed|answered)(?:\s+that)?"
+    r"|(?:it\s+is|it's)\s+(?:often|commonly|sometimes|widely)\s+(?:said|thought|believed|claimed)\s+that"
+    r"|(?:a|one|the)\s+(?:common|popular|typical|classic|widespread|frequent)\s+(?:belief|idea|view|misconception|myth|"
+    r"mistake|error)\s+is\s+(?:to\s+(?:think|believe|say|assume|write)\s+)?(?:that)?)\s*[:,]?\s+", re.IGNORECASE)
+# a warning against a mistake: the falsehood it names is quoted, not stated
+_WARNING = re.compile(
+    r"\b(?:(?:common|typical|classic|frequent|usual|big)\s+(?:mistake|error|slip|trap|pitfall)s?|don't|do\s+not|never|"
+    r"avoid|beware|watch\s+out|be\s+careful|careful\s+not|tempting|tempted|instead\s+of|rather\s+than|"
+    r"would\s+(?:give|get|say|make|be)|wrongly|incorrectly|by\s+mistake)\b", re.IGNORECASE)
+
+
+def _negated(c: Claim) -> Claim:
+    """What denying ``c`` says: a denied truth is a falsehood; a denied falsehood is no statement of the truth, but
+    a misconception it stated is denied (corrective negation); a denied denial affirms again. Questions stand."""
+    if c.question:
+        return c
+    if c.verdict == TRUE:
+        return replace(c, verdict=FALSE, affirms=None, refutes=(), denies=None)
+    if c.verdict == FALSE:
+        mid = c.affirms or c.mentions
+        return replace(c, verdict=UNCHECKED, affirms=None, refutes=(), denies=mid, mentions=mid)
+    if c.denies:
+        return replace(c, verdict=FALSE, affirms=c.denies, denies=None)
+    return replace(c, denies=c.mentions) if c.mentions else c
+
+
+def _quoted(c: Claim) -> Claim:
+    """``c`` said as someone's or warned against: a falsehood in it is named, not asserted."""
+    if c.verdict != FALSE or c.question:
+        return c
+    return replace(c, verdict=UNCHECKED, affirms=None, mentions=c.affirms or c.mentions)
+
+
 @functools.lru_cache(maxsize=65536)
 def content_stems(text: str) -> tuple[frozenset[str], int]:
     """The content stems of ``text`` and its count of negations (a leading "No," and a contrast such as
@@ -1453,6 +1521,10 @@ class ContentReader:
          self._by_stem, self._matched, self._mask) = _material(task)
         self._template: tuple[Node, Node] | None = None  # the equation of the turn being read (or the task's)
         self._readings: dict[str, Reading] = {}  # this reader's readings: they go when the reader goes
+        # per math claim of the turn being read (by id): the misconceptions whose rule differs on its case, with
+        # the value each rule gives there, whether it is a relation asked about, and the numbers it is written with
+        # (the claim itself is kept, so its id is not reused within the turn)
+        self._pending: dict[int, tuple[Claim, dict[str, Fraction | None], bool, frozenset[str]]] = {}
 
     @functools.cached_property
     def _task_sides(self) -> tuple[Node, Node] | None:
@@ -1470,9 +1542,28 @@ class ContentReader:
             return EMPTY
         return _bounded(self._readings, text, lambda: self._read(text), 1024)
 
+    def _inner(self, text: str) -> list[Claim]:
+        """The claims of ``text`` read on its own (a proposition inside a frame), the turn's state kept."""
+        template, pending = self._template, self._pending
+        try:
+            return list(self.read(text).claims)
+        finally:
+            self._template, self._pending = template, pending
+
+    def _moved(self, old: Claim, new: Claim) -> Claim:
+        """``new`` in the place of the math claim ``old`` (its counterexample candidates go with it)."""
+        if new is not old and id(old) in self._pending:
+            self._pending[id(new)] = (new, *self._pending.pop(id(old))[1:])
+        return new
+
     def _read(self, text: str) -> Reading:
+        self._pending = {}
         claims: list[Claim] = []
         text = _blanks(_plain(text))
+        norms: list[str] = []  # each sentence normalised (a wrong rule's result said aside sets up a contrast)
+        spoken: set[str] = set()  # misconceptions the turn names in words (stated, quoted, denied or refuted)
+        # the sentence a retraction or an endorsement after it applies to: (first claim, end, what it said)
+        target: tuple[int, int, str] | None = None
         # ``x = 9`` is checked against the equation the turn works on (its first full equation), never the task's:
         # the turn may work another equation, said before
         own = _equation(text)
@@ -1488,7 +1579,27 @@ class ContentReader:
             # "Myth: heavy things sink.": a label before a colon frames what follows it
             framed = prev.endswith(":") and bool(_REPORTED.search(prev))
             context, prev = prev, sent.rstrip()
+            start = len(claims)
+            if target is not None and not _ANY_DIGIT.search(sent) and (
+                    (retracted := _RETRACTION.match(sent)) or _ENDORSEMENT.match(sent)):
+                # "… Actually, no: that is false.", "Some say that …. And they are right."
+                t0, t1, what = target
+                inner = self._inner(what)
+                claims[t0:t1] = [_negated(c) for c in inner] if retracted else inner
+                target, before = None, 0
+                continue
+            denial = _DENIAL.match(sent)
+            after = None if denial else _DENIED_AFTER.search(sent)
+            if denial and sent[denial.end():].strip() or after and after.start() > 0:
+                # "It is a myth that …", "You may have heard that …, but that's wrong.": the proposition, negated
+                what = sent[denial.end():] if denial else sent[:after.start()]
+                if (reported := _REPORT_FRAME.match(what)) and what[reported.end():].strip():
+                    what = what[reported.end():]
+                claims += [_negated(c) for c in self._inner(what)]
+                target, before = (start, len(claims), sent), 0
+                continue
             norm = normalise(sent)
+            norms.append(norm)
             asked = sent.rstrip().endswith("?") or bool(_PROMPT.search(sent))
             # no digit, no checkable relation or computable question
             math_claims, reference = self._math(norm, asked, sent, reference, carry) if _ANY_DIGIT.search(norm) \
@@ -1517,9 +1628,14 @@ class ContentReader:
                 if all(claims[i].kc is not None and not claims[i].question and claims[i].verdict == TRUE
                        and "x" in context and _X.search(context) for i in idx):
                     for i in idx:
-                        claims[i] = replace(claims[i], question=True, demand=_demand(sent, math=True))
+                        claims[i] = self._moved(claims[i], replace(claims[i], question=True,
+                                                                   demand=_demand(sent, math=True)))
                     solving += list(idx)
                     before = 0
+            if any(c.verdict == FALSE for c in math_claims) and (
+                    framed or _REPORTED.search(sent) or _WARNING.search(sent) or _REPORT_FRAME.match(sent)):
+                # "A common mistake is to write 1/2 + 1/3 = 2/5", "your rule gives 19": quoted, not asserted
+                math_claims = [self._moved(c, _quoted(c)) for c in math_claims]
             before = len(math_claims)
             claims += math_claims
             if not math_claims:
@@ -1537,9 +1653,49 @@ class ContentReader:
                 if not found and asked and context:  # "A sail is 10 m along the bottom, 5 m tall. What is its area?"
                     found = [c for c in self._facts(f"{context} {sent}", True) if c.question]
                 claims += found
-            elif not any(c.refutes for c in math_claims):  # a computation that is also the counterexample said
-                claims += [c for c in self._facts(sent, asked, framed) if c.refutes and c.verdict == TRUE]
+            else:
+                found = self._facts(sent, asked, framed)
+                if any(c.refutes for c in math_claims):  # the misconception a computation is set against, in words
+                    spoken.update(m for c in found for m in (c.affirms, c.mentions, c.denies, *c.refutes) if m)
+                else:  # a computation that is also the counterexample said
+                    claims += [c for c in found if c.refutes and c.verdict == TRUE]
+            reported = _REPORT_FRAME.match(sent)
+            if len(claims) > start or reported or len(content_stems(sent)[0]) >= 2:
+                # ("Actually, no:" is no sentence to retract: the one before it is)
+                target = (start, len(claims), sent[reported.end():] if reported and sent[reported.end():].strip()
+                          else sent)
+        if self._pending:
+            claims = self._contrasted(claims, norms, spoken)
         return Reading(tuple(claims)) if claims else EMPTY
+
+    def _contrasted(self, claims: list[Claim], norms: list[str], named: set[str]) -> list[Claim]:
+        """Each math claim's counterexamples cut to the misconceptions whose contrast the turn states or asks for:
+        it names the misconception (its belief stated, quoted or denied, its output quoted, a refutation of it
+        said), asks about a relation on which its rule differs ("Is 1/2 really smaller than 1/3?"), or writes the
+        number its rule gives on the case outside any relation it works ("1/2 + 1/2 = 1, not 2/4", "the wrong rule
+        would give 2/5, but it is 5/6"). A true case alone ("In this case, 1/2 > 2/9.") or a question to work ("What
+        is 1/4 + 1/3?") contrasts nothing."""
+        pending = self._pending
+        said = frozenset().union(*map(_said_aside, norms)) if any(
+            v is not None for info in pending.values() for v in info[1].values()) else frozenset()
+        named = named | {m for c in claims for m in (c.affirms, c.mentions, c.denies) if m}
+        named |= {m for c in claims if c.source == "fact" for m in c.refutes}
+        for c in claims:
+            info = pending.get(id(c))
+            if info is not None and info[0] is c and info[2]:
+                named.update(info[1])
+        out = []
+        for c in claims:
+            info = pending.get(id(c))
+            if info is not None and info[0] is c and c.refutes:
+                values, own = info[1], info[3]
+                keep = tuple(m for m in c.refutes if m in named or any(
+                    v == values.get(m) and tok not in own for v, tok in said))
+                if keep != c.refutes:
+                    c = replace(c, refutes=keep)
+            out.append(c)
+        self._pending = {}
+        return out
 
     # -- math
     def _math(self, norm: str, asked: bool, raw: str, reference: Lin | None,
@@ -1683,8 +1839,10 @@ class ContentReader:
             kcs += [k for k in self.kc_ids if k not in kcs and self._kc_ops[k] & extra]
             kc = kc or (kcs[0] if kcs else None)
         affirms, refutes = None, []
+        values: dict[str, Fraction | None] = {}
         for mid in (m for k in kcs for m in self._mis_by_kc.get(k, ())) if kcs else ():
-            wrong = _wrong_verdict(mid, rel, nodes, self._rules.get(mid))
+            rule = self._rules.get(mid)
+            wrong = _wrong_verdict(mid, rel, nodes, rule)
             if wrong is None:
                 continue
             truth, rule_says = wrong
@@ -1692,9 +1850,13 @@ class ContentReader:
                 affirms = affirms or mid
             elif (verdict == TRUE or question) and truth != rule_says:
                 refutes.append(mid)
+                values[mid] = _wrong_value(mid, rel, nodes, rule)
         # a false claim also exercises its component wrongly: keep the KC so mastery can fall
         demand = _demand(raw, math=True) if question else None
-        return Claim(kc, verdict, question, affirms, tuple(refutes), demand)
+        claim = Claim(kc, verdict, question, affirms, tuple(refutes), demand)
+        if refutes:  # a candidate counterexample: the turn must state or ask for its contrast (:meth:`_contrasted`)
+            self._pending[id(claim)] = (claim, values, question and len(nodes) == 2, _tokens(nodes))
+        return claim
 
     # -- propositions
     def _facts(self, sent: str, asked: bool, framed: bool = False) -> list[Claim]:
@@ -1749,8 +1911,8 @@ class ContentReader:
             return []
         p = best[1]
         negated = negs % 2 == 1
-        if asked and p.kind == "belief":
-            return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact")]  # a wrong idea asked back: no content
+        if asked and p.kind == "belief":  # a wrong idea asked back: no content
+            return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact", mentions=p.misconception)]
         if asked:
             return [Claim(p.kc, TRUE, True, None, (p.misconception,) if p.kind == "refutation" else (),
                           _demand(sent, math=False), "fact")]
@@ -1761,11 +1923,13 @@ class ContentReader:
         # a contradiction is only read off a close match both ways (a longer sentence's "not" may be another clause's)
         strong = best[2] >= 0.7 and best[3] > 0.6
         if p.kind == "belief":
-            if framed or _REPORTED.search(sent):
-                return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact")]  # the idea quoted, not asserted
+            if framed or _REPORTED.search(sent):  # the idea quoted, not asserted
+                return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact", mentions=p.misconception)]
             if agrees:
                 return [Claim(p.kc, FALSE, False, p.misconception, (), None, "fact")]
-            return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact")]  # "that is not true": a bare negation
+            # "heavy things do not always sink": the belief denied, a bare negation (no fact taught)
+            return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact", denies=p.misconception,
+                          mentions=p.misconception)]
         if not agrees and not strong:
             return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact")]
         if p.kind == "refutation":
@@ -2045,6 +2209,54 @@ def _wrong_verdict(mid: str, rel: str, nodes: list[Node],
     if stated is None:
         return None
     return stated == right[1], stated == wrong[1]
+
+
+def _wrong_value(mid: str, rel: str, nodes: list[Node],
+                 rule: Callable[[Node], Fraction | None] | None) -> Fraction | None:
+    """The value a misconception's rule gives for the claim's expression (``None``: a comparison or equivalence)."""
+    rule = rule or WRONG_RULES.get(mid)
+    if rule is None or rel != "=":
+        return None
+    wrong = evaluate(nodes[0], rule)
+    return None if wrong is None or wrong[0] else wrong[1]
+
+
+def _values(text: str) -> Counter:
+    """The numbers a normalised text writes: (exact value, as written), with how often each is written."""
+    out: Counter = Counter()
+    for tok in _VALUE.findall(text):
+        try:
+            out[Fraction(tok), tok] += 1
+        except (ValueError, ZeroDivisionError):
+            continue
+    return out
+
+
+@functools.lru_cache(maxsize=16384)
+def _said_aside(norm: str) -> frozenset[tuple[Fraction, str]]:
+    """The numbers a normalised sentence writes outside its relation chains ("1/2 + 1/2 = 1, not 2/4": 2/4)."""
+    rest = _values(norm)
+    if _REL.search(norm):
+        for chain in _chains(norm):
+            rest -= _values(chain)
+    return frozenset(rest)
+
+
+def _tokens(nodes: list[Node]) -> frozenset[str]:
+    """The numbers an expression is written with, as written ("1/2 + 1/2": 1/2, 1, 2): a rule's result equal to
+    one of them, written the same way, is the case's own number, not the contrast."""
+    out = set()
+    for n in nodes:
+        for sub in _walk(n):
+            if sub.op == "num":
+                out.add(sub.text)
+            elif sub.op == "/" and sub.left is not None and sub.right is not None and sub.left.op == "num" \
+                    and sub.right.op == "num":
+                out.add(f"{sub.left.text}/{sub.right.text}")
+    return frozenset(out)
+
+
+_VALUE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:/\d+)?(?![\d/]|\.\d)")  # "2/5." ends with a full stop, not a digit
 
 
 def _demand(text: str, math: bool) -> str:
