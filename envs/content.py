@@ -1372,6 +1372,8 @@ _ORDER_CLAUSE = re.compile(r"[,;:()]|\s[-–—]\s|\b(?:because|since|so|while|w
                            r"though|but)\b", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"(?<=[a-z])'s?\b")
 _GENITIVE = re.compile(r"\b([a-z]+) of (?:the |a |an |its |their )?([a-z]+)\b")
+_FILLER = re.compile(r"(?<=[\d)%])\s+(?:really|actually|truly)(?=\s*[<>=!])")
+_PARTICIPLE = ("ed", "en", "wn", "ht", "lt", "ne", "ung", "ade", "eld")
 _BE = frozenset("is are was were be been being get gets got".split())
 
 
@@ -1381,12 +1383,10 @@ def _active(words: list[str]) -> list[str]:
     if "by" not in words:
         return words
     i = words.index("by")
-    part = i - 1
-    if part < 1 or not (words[part].endswith(("ed", "en", "wn", "ht", "lt", "ne")) or words[part] in _STOP):
-        return words
-    for j in (part - 1, part - 2):  # "is pushed by", "is often pushed by"
-        if j >= 0 and words[j] in _BE:
-            return words[i + 1:] + words[j + 1:i] + words[:j]
+    for j in range(max(0, i - 6), i - 1):  # "is pushed by", "is often pushed out through the nozzle by"
+        k = next((k for k in range(j + 1, min(j + 3, i)) if words[k].endswith(_PARTICIPLE)), None)
+        if words[j] in _BE and k is not None:  # agent, verb, patient, the rest: "the air pushed the water out …"
+            return words[i + 1:] + words[j + 1:k + 1] + words[:j] + words[k + 1:i]
     return words
 
 
@@ -1589,7 +1589,8 @@ class ContentReader:
                 target, before = None, 0
                 continue
             denial = _DENIAL.match(sent)
-            after = None if denial else _DENIED_AFTER.search(sent)
+            tail = len(sent) - 48  # (a closing denial is short: only the sentence's end is searched)
+            after = None if denial else _DENIED_AFTER.search(sent, max(0, tail))
             if denial and sent[denial.end():].strip() or after and after.start() > 0:
                 # "It is a myth that …", "You may have heard that …, but that's wrong.": the proposition, negated
                 what = sent[denial.end():] if denial else sent[:after.start()]
@@ -1599,6 +1600,8 @@ class ContentReader:
                 target, before = (start, len(claims), sent), 0
                 continue
             norm = normalise(sent)
+            if "really" in norm or "actually" in norm or "truly" in norm:  # "Is 1/2 really < 1/3?" asks 1/2 < 1/3
+                norm = _FILLER.sub("", norm)
             norms.append(norm)
             asked = sent.rstrip().endswith("?") or bool(_PROMPT.search(sent))
             # no digit, no checkable relation or computable question
@@ -1660,7 +1663,7 @@ class ContentReader:
                 else:  # a computation that is also the counterexample said
                     claims += [c for c in found if c.refutes and c.verdict == TRUE]
             reported = _REPORT_FRAME.match(sent)
-            if len(claims) > start or reported or len(content_stems(sent)[0]) >= 2:
+            if len(claims) > start or reported or not sent.endswith(":"):
                 # ("Actually, no:" is no sentence to retract: the one before it is)
                 target = (start, len(claims), sent[reported.end():] if reported and sent[reported.end():].strip()
                           else sent)
