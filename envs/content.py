@@ -835,9 +835,6 @@ def _propositions(kc: str, text: str, kind: str, mis: str | None, math: bool,
         if len(clauses) > 1:
             pieces += clauses
     out = []
-    # a clause is ordered as the whole sentence says it: a sentence with all of a fact's words shuffled restates
-    # none of its clauses either
-    order = tuple(st for st, _n in stem_order(_DIGIT_RUN.sub("0", _NUMBERLESS.sub(" ", text))))
     for piece in pieces:
         said = _DIGIT_RUN.sub("0", _NUMBERLESS.sub(" ", piece))  # numbers: no stems
         stems, negs = content_stems(said)
@@ -845,7 +842,7 @@ def _propositions(kc: str, text: str, kind: str, mis: str | None, math: bool,
             continue
         stems, sign = polarity(stems)
         numbers = frozenset() if math else _numbers(piece)  # a lesson's quantities are facts
-        out.append(Proposition(kc, stems, negs % 2 == 1, kind, mis, numbers, tuple(sorted(sign.items())), order))
+        out.append(Proposition(kc, stems, negs % 2 == 1, kind, mis, numbers, tuple(sorted(sign.items())), said))
     return tuple(out)
 
 
@@ -1371,7 +1368,7 @@ def content_stems(text: str) -> tuple[frozenset[str], int]:
 _ORDER_CLAUSE = re.compile(r"[,;:()]|\s[-–—]\s|\b(?:because|since|so|while|whereas|which|when|if|unless|although|"
                            r"though|but)\b", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"(?<=[a-z])'s?\b")
-_GENITIVE = re.compile(r"\b([a-z]+) of (?:the |a |an |its |their )?([a-z]+)\b")
+_GENITIVE = re.compile(r"\b([a-z]+) of (?:the |a |an |its |their )?((?:left |right |upper |lower )?[a-z]+)\b")
 _FILLER = re.compile(r"(?<=[\d)%])\s+(?:really|actually|truly)(?=\s*[<>=!])")
 _PARTICIPLE = ("ed", "en", "wn", "ht", "lt", "ne", "ung", "ade", "eld")
 _BE = frozenset("is are was were be been being get gets got".split())
@@ -1408,6 +1405,12 @@ def stem_order(text: str) -> tuple[tuple[str, int], ...]:
 
 _ORDER_TIE = 0.05  # a proposition in order scoring this close to the best restated is an equal restatement
 ORDER_WORDS = 4  # fewer shared stems than this leave too few pairs to tell an order from chance
+@functools.lru_cache(maxsize=65536)
+def _order(text: str) -> tuple[str, ...]:
+    return tuple(st for st, _n in stem_order(text))
+
+
+ORDER_SHARE = 0.75  # a sentence this much made of a proposition's words restates it in its order or not at all
 ORDER_MIN = 0.9  # the share of a fact's word pairs a sentence must say in the fact's order (see :func:`in_order`)
 
 
@@ -1477,7 +1480,7 @@ class Proposition:
     misconception: str | None = None
     numbers: frozenset[Fraction] = frozenset()  # the quantities it states (a sentence must state the same)
     sign: tuple[tuple[str, int], ...] = ()  # the direction it says on each axis (see :func:`polarity`)
-    order: tuple[str, ...] = ()  # its stems in the order it says them (see :func:`in_order`)
+    text: str = ""  # the words it was made of (their order: :func:`stem_order`, read only when needed)
 
 
 _SENT = re.compile(r"(?<=[.!?;])\s+|(?<=\S:)\s+|\n+")  # a ratio "3 : 4" stays whole
@@ -1908,7 +1911,10 @@ class ContentReader:
             # best but scrambled restates nothing, not some shorter proposition whose few words fell in order (an
             # equal restatement in order, such as "b times a" for "a times b", still counts)
             top = score if top is None else max(top, score)
-            if (best is None or score > best[0]) and in_order(stem_order(plain), p.order):
+            # (a sentence made mostly of other words is a paraphrase in its own order: only one that is mostly the
+            # proposition's words, the way a scramble or a swap of roles is, must keep their order)
+            if (best is None or score > best[0]) and (
+                    hit < ORDER_SHARE * len(stems) or in_order(stem_order(plain), _order(p.text))):
                 best = (score, p, hit / len(p.stems), hit / len(stems))
         if best is None or best[0] <= top - _ORDER_TIE:
             return []
