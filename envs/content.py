@@ -28,23 +28,34 @@ exercises the knowledge component (KC) whose *computation* it performs (:data:`K
 fractions exercises ``common_denominator`` and ``adding_fractions`` whatever words surround it), never the KC
 whose name it says. Each misconception with a computable wrong rule (:data:`WRONG_RULES`) is evaluated on the
 claim's own case: a false claim equal to the rule's output *affirms* the misconception; a true claim (or a
-question) on a case where the rule and the correct rule disagree is a *counterexample* to it.
+question) on a case where the rule and the correct rule disagree is a *counterexample* to it only where the turn
+states or asks for that contrast — it names the misconception (its belief, quoted or denied, a refutation of it),
+asks about a relation the rule gets wrong ("Is 1/2 really smaller than 1/3?"), or writes the rule's result aside
+("1/2 + 1/2 = 1, not 2/4"). A true case alone ("In this case, 1/2 > 2/9.") or a question to work refutes nothing.
 
 **Propositions** (STEM lessons, and the conceptual side of math KCs). Each KC's ``facts`` (or, where a lesson
 has none, the sentences of its explanation, worked example and expected answers) and each misconception's
-``belief`` and ``refutations`` (default: its counterexample) become bags of stemmed content words with a
-polarity. A sentence that covers at least half of a proposition's words (and three of them) states it; a
-negation the proposition does not have (or lacks one it has) makes the statement false. Stating a belief
-without negating it affirms the misconception, unless the sentence quotes or names it as wrong ("a common
-misconception is that …", "Myth: …", "you may have heard that …, but"); matching a refutation is a
-counterexample. A component's hints are true statements on it (the content a hint turn gives). Questions that
-cover a proposition are gradeable questions on its KC; their *demand* (recall / apply / explain / transfer)
-is read from what they ask.
+``belief`` and ``refutations`` (default: its counterexample) become sets of stemmed content words with a
+polarity and an order. A sentence that covers at least half of a proposition's words (and three of them) states
+it — in its order: a sentence made mostly of its words must say them in the proposition's order inside each
+clause (who does what to what: a passive clause read active, "the X of the Y" as "Y's X"), so its words shuffled
+or its roles swapped state nothing; a negation the proposition does not have (or lacks one it has) makes the
+statement false. Stating a belief without negating it affirms the misconception, unless the sentence quotes or
+names it as wrong ("a common misconception is that …", "Myth: …"); matching a refutation is a counterexample.
+
+**Who asserts what** (math and propositions alike). A denial before a proposition ("It is false / a myth / not the
+case that …", "Nobody should believe that …", "…, but that's wrong") or a retraction after it ("Actually, no: that
+is false.", "They are wrong.") negates it: a denied truth is a false claim, a denied misconception is
+:attr:`Claim.denies` (corrective negation, neither affirmed nor a counterexample). "They are right." after reported
+speech affirms it; reported speech alone ("Some say that …") and warnings ("A common mistake is to write …",
+"Don't …") name a mistake (:attr:`Claim.mentions`) without asserting it. A component's hints are true statements
+on it (the content a hint turn gives). Questions that cover a proposition are gradeable questions on its KC;
+their *demand* (recall / apply / explain / transfer) is read from what they ask.
 
 Everything else — cue phrases, KC names, encouragement, random nouns, numbers in no checkable relation — is
 not content. :attr:`Reading.kc` is the component the turn works on (most true content, then questions).
 
-The module is long (about 2,200 lines) for one concern: every part — the math normaliser and parser, the
+The module is long (about 2,600 lines) for one concern: every part — the math normaliser and parser, the
 computations table, the wrong rules, the proposition matcher — feeds the same :class:`Claim`, and they share
 private helpers (relation chains, exact evaluation) that would otherwise have to become a public API between two
 modules. Its sections are marked; a split along them (math claims / propositions) is the natural next step.

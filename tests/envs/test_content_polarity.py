@@ -227,8 +227,8 @@ def test_facts_match_in_their_word_order(case) -> None:
 
 
 def test_shuffled_lesson_facts_rarely_read_true_while_every_fact_does() -> None:
-    """Each lesson fact with its words in a random order (three shuffles of each, seeded): at most 8 % read true
-    (as bags of stems, 98.5 % did); every fact itself still reads true."""
+    """Each lesson fact with its words in a random order (three shuffles of each, seeded): at most 8 % read true,
+    while every fact itself reads true."""
     ts = get_task_set("stem")
     rng = np.random.default_rng(0)
     n = hits = 0
