@@ -1520,6 +1520,9 @@ _RECALL_Q = re.compile(r"\b(?:what do we call|what is called|name the|what is th
                        r"what does .* mean|remember)\b", re.I)
 
 
+MAX_FRAMES = 8  # frames read inside one another: more is no sentence a tutor writes (and bounds the recursion)
+
+
 class ContentReader:
     """Reads tutor turns for one task. Build once per episode (:meth:`for_task` caches per task)."""
 
@@ -1535,6 +1538,7 @@ class ContentReader:
          self._by_stem, self._matched, self._mask) = _material(task)
         self._template: tuple[Node, Node] | None = None  # the equation of the turn being read (or the task's)
         self._readings: dict[str, Reading] = {}  # this reader's readings: they go when the reader goes
+        self._depth = 0  # how many frames deep the sentence being read is
         # per math claim of the turn being read (by id): the misconceptions whose rule differs on its case, with
         # the value each rule gives there, whether it is a relation asked about, and the numbers it is written with
         # (the claim itself is kept, so its id is not reused within the turn)
@@ -1557,12 +1561,17 @@ class ContentReader:
         return _bounded(self._readings, text, lambda: self._read(text), 1024)
 
     def _inner(self, text: str) -> list[Claim]:
-        """The claims of ``text`` read on its own (a proposition inside a frame), the turn's state kept."""
+        """The claims of ``text`` read on its own (a proposition inside a frame), the turn's state kept; frames
+        nested deeper than :data:`MAX_FRAMES` ("It is false that it is false that …") say nothing more."""
+        if self._depth >= MAX_FRAMES:
+            return []
         template, pending = self._template, self._pending
+        self._depth += 1
         try:
             return list(self.read(text).claims)
         finally:
             self._template, self._pending = template, pending
+            self._depth -= 1
 
     def _moved(self, old: Claim, new: Claim) -> Claim:
         """``new`` in the place of the math claim ``old`` (its counterexample candidates go with it)."""

@@ -290,3 +290,14 @@ def test_a_denial_is_recorded_and_counted() -> None:
     reading = _reader("stem", "floating_icebergs").read("It is a myth that big, heavy things sink and light things "
                                                         "float.")
     assert [c.verdict for c in reading.claims] == [UNCHECKED] and reading.to_dict()["denies"] == ["heavy_things_sink"]
+
+
+@pytest.mark.parametrize("text", [
+    "It is false that " * 2000 + "ice floats because it is less dense than water.",
+    "Ice floats because it is less dense than water. " + "That is false. " * 3000,
+    "Some say that " * 500 + "big, heavy things sink and light things float. They are right.",
+])
+def test_frames_nested_or_repeated_without_end_are_read_without_failing(text) -> None:
+    reading = _reader("stem", "floating_icebergs").read(text)
+    assert not reading.affirmed or reading.affirmed == ("heavy_things_sink",), reading
+    assert len(reading.claims) <= 2, reading
