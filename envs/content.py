@@ -28,23 +28,34 @@ exercises the knowledge component (KC) whose *computation* it performs (:data:`K
 fractions exercises ``common_denominator`` and ``adding_fractions`` whatever words surround it), never the KC
 whose name it says. Each misconception with a computable wrong rule (:data:`WRONG_RULES`) is evaluated on the
 claim's own case: a false claim equal to the rule's output *affirms* the misconception; a true claim (or a
-question) on a case where the rule and the correct rule disagree is a *counterexample* to it.
+question) on a case where the rule and the correct rule disagree is a *counterexample* to it only where the turn
+states or asks for that contrast — it names the misconception (its belief, quoted or denied, a refutation of it),
+asks about a relation the rule gets wrong ("Is 1/2 really smaller than 1/3?"), or writes the rule's result aside
+("1/2 + 1/2 = 1, not 2/4"). A true case alone ("In this case, 1/2 > 2/9.") or a question to work refutes nothing.
 
 **Propositions** (STEM lessons, and the conceptual side of math KCs). Each KC's ``facts`` (or, where a lesson
 has none, the sentences of its explanation, worked example and expected answers) and each misconception's
-``belief`` and ``refutations`` (default: its counterexample) become bags of stemmed content words with a
-polarity. A sentence that covers at least half of a proposition's words (and three of them) states it; a
-negation the proposition does not have (or lacks one it has) makes the statement false. Stating a belief
-without negating it affirms the misconception, unless the sentence quotes or names it as wrong ("a common
-misconception is that …", "Myth: …", "you may have heard that …, but"); matching a refutation is a
-counterexample. A component's hints are true statements on it (the content a hint turn gives). Questions that
-cover a proposition are gradeable questions on its KC; their *demand* (recall / apply / explain / transfer)
-is read from what they ask.
+``belief`` and ``refutations`` (default: its counterexample) become sets of stemmed content words with a
+polarity and an order. A sentence that covers at least half of a proposition's words (and three of them) states
+it — in its order: a sentence made mostly of its words must say them in the proposition's order inside each
+clause (who does what to what: a passive clause read active, "the X of the Y" as "Y's X"), so its words shuffled
+or its roles swapped state nothing; a negation the proposition does not have (or lacks one it has) makes the
+statement false. Stating a belief without negating it affirms the misconception, unless the sentence quotes or
+names it as wrong ("a common misconception is that …", "Myth: …"); matching a refutation is a counterexample.
+
+**Who asserts what** (math and propositions alike). A denial before a proposition ("It is false / a myth / not the
+case that …", "Nobody should believe that …", "…, but that's wrong") or a retraction after it ("Actually, no: that
+is false.", "They are wrong.") negates it: a denied truth is a false claim, a denied misconception is
+:attr:`Claim.denies` (corrective negation, neither affirmed nor a counterexample). "They are right." after reported
+speech affirms it; reported speech alone ("Some say that …") and warnings ("A common mistake is to write …",
+"Don't …") name a mistake (:attr:`Claim.mentions`) without asserting it. A component's hints are true statements
+on it (the content a hint turn gives). Questions that cover a proposition are gradeable questions on its KC;
+their *demand* (recall / apply / explain / transfer) is read from what they ask.
 
 Everything else — cue phrases, KC names, encouragement, random nouns, numbers in no checkable relation — is
 not content. :attr:`Reading.kc` is the component the turn works on (most true content, then questions).
 
-The module is long (about 2,200 lines) for one concern: every part — the math normaliser and parser, the
+The module is long (about 2,600 lines) for one concern: every part — the math normaliser and parser, the
 computations table, the wrong rules, the proposition matcher — feeds the same :class:`Claim`, and they share
 private helpers (relation chains, exact evaluation) that would otherwise have to become a public API between two
 modules. Its sections are marked; a split along them (math claims / propositions) is the natural next step.
@@ -81,7 +92,10 @@ class Claim:
 
     ``kc`` is the component the claim exercises (``None``: none of the task's); ``question`` marks something
     asked (its answer computable); ``affirms`` a misconception whose output (or belief) the claim states;
-    ``refutes`` the misconceptions it is a counterexample to; ``demand`` the cognitive demand of a question.
+    ``refutes`` the misconceptions it is a counterexample to (a case whose contrast with the wrong rule the turn
+    states or asks for); ``demand`` the cognitive demand of a question; ``denies`` a misconception the claim says is
+    wrong ("It is a myth that …", a belief retracted: corrective negation, not a counterexample); ``mentions`` one it
+    names without asserting it (quoted, warned against, denied).
     """
 
     kc: str | None
@@ -91,6 +105,8 @@ class Claim:
     refutes: tuple[str, ...] = ()
     demand: str | None = None
     source: str = "math"  # "math" (an evaluated relation) or "fact" (a proposition)
+    denies: str | None = None
+    mentions: str | None = None
 
 
 @dataclass(frozen=True)
@@ -130,6 +146,11 @@ class Reading:
         return tuple(dict.fromkeys(m for c in self.claims for m in c.refutes))
 
     @property
+    def denied(self) -> tuple[str, ...]:
+        """The misconceptions the turn says are wrong without a counterexample (see :attr:`Claim.denies`)."""
+        return tuple(dict.fromkeys(c.denies for c in self.claims if c.denies))
+
+    @property
     def has_content(self) -> bool:
         return any(c.kc is not None for c in self.claims)
 
@@ -142,6 +163,7 @@ class Reading:
             "questions": sum(1 for c in self.claims if c.question),
             "affirms": list(self.affirmed),
             "refutes": list(self.refuted),
+            "denies": list(self.denied),
         }
 
 
@@ -825,12 +847,13 @@ def _propositions(kc: str, text: str, kind: str, mis: str | None, math: bool,
             pieces += clauses
     out = []
     for piece in pieces:
-        stems, negs = content_stems(_DIGIT_RUN.sub("0", _NUMBERLESS.sub(" ", piece)))  # numbers: no stems
+        said = _DIGIT_RUN.sub("0", _NUMBERLESS.sub(" ", piece))  # numbers: no stems
+        stems, negs = content_stems(said)
         if len(stems) < 3 or (piece is not text and len(stems - topic) < 1):
             continue
         stems, sign = polarity(stems)
         numbers = frozenset() if math else _numbers(piece)  # a lesson's quantities are facts
-        out.append(Proposition(kc, stems, negs % 2 == 1, kind, mis, numbers, tuple(sorted(sign.items()))))
+        out.append(Proposition(kc, stems, negs % 2 == 1, kind, mis, numbers, tuple(sorted(sign.items())), said))
     return tuple(out)
 
 
@@ -1273,6 +1296,74 @@ _REPORTED = re.compile(r"\b(?:says?|said|thinks?|thought|claims?|believes?|belie
                        r"misunderstand\w*|trap|pitfall)\b", re.IGNORECASE)
 
 
+# frames that say who holds a proposition. A denial before it negates it ("It is a myth that …", "Nobody should believe
+# that …"); a retraction after it negates the sentence before ("Actually, no: that is false.", "They are wrong.");
+# an endorsement affirms the reported speech before it ("Some say that …. And they are right."); reported speech and
+# warnings ("A common mistake is to write …", "Don't …") quote a falsehood without asserting it
+_LEAD = r"^\W*(?:(?:but|and|so|well|however|also|remember|note|in fact|contrary to (?:popular|common) belief)\b\W*)*"
+_DENIAL = re.compile(
+    _LEAD + r"(?:(?:it\s+is|it's|it\s+was|that\s+is|that's)\s+(?:simply\s+|just\s+|completely\s+|absolutely\s+|"
+    r"certainly\s+)?(?:false|untrue|not\s+true|not\s+the\s+case|a\s+myth|wrong|incorrect|not\s+correct|nonsense|"
+    r"an?\s+(?:common\s+)?(?:mistake|misconception|error))(?:\s+to\s+(?:say|think|believe|claim|assume))?\s+that"
+    r"|(?:nobody|no\s+one|no-one)\s+should\s+(?:believe|think|say|claim|assume)(?:\s+that)?"
+    r"|(?:do\s+not|don't|never)\s+(?:believe|think|assume)\s+that"
+    r"|there\s+is\s+no\s+truth\s+(?:in\s+(?:the\s+)?(?:idea|claim)\s+)?that)\s+", re.IGNORECASE)
+# "…, but that's wrong." closing a sentence: the rest of it is denied
+_DENIED_AFTER = re.compile(r"\s*(?:[,;:]|\s[-–—])\s*(?:but|and)?\s*(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:simply\s+|"
+                           r"just\s+|completely\s+)?(?:false|untrue|not\s+true|wrong|incorrect|a\s+myth|not\s+correct)"
+                           r"\W*$", re.IGNORECASE)
+_RETRACTION = re.compile(
+    r"^\W*(?:(?:actually|wait|sorry|oops|hmm|well|but|no|nope|correction)\b\W*)*"
+    r"(?:(?:that|this|it|which)(?:'s|\s+is|\s+was)\s+(?:simply\s+|just\s+|completely\s+|all\s+|actually\s+)?"
+    r"(?:false|untrue|not\s+true|not\s+right|not\s+correct|wrong|incorrect|a\s+myth|nonsense|a\s+mistake)"
+    r"|(?:they|those\s+people|these\s+people|people|he|she|some|others)\s*(?:'re|are|were|is|'s)\s+"
+    r"(?:simply\s+|just\s+|completely\s+|quite\s+)?(?:wrong|mistaken|incorrect)"
+    r"|i\s+take\s+(?:that|it)\s+back|scratch\s+that|forget\s+(?:that|what\s+i\s+(?:just\s+)?said))\W*$", re.IGNORECASE)
+_ENDORSEMENT = re.compile(
+    r"^\W*(?:(?:and|but|so|well|yes|indeed)\b\W*)*"
+    r"(?:(?:they|those\s+people|these\s+people|people|he|she|some|others|your\s+friend)\s*(?:'re|are|were|is|'s)\s+"
+    r"(?:quite\s+|absolutely\s+|completely\s+|exactly\s+|perfectly\s+|totally\s+)?(?:right|correct)"
+    r"|(?:that|this|it)(?:'s|\s+is)\s+(?:quite\s+|absolutely\s+|completely\s+|exactly\s+|perfectly\s+|totally\s+)?"
+    r"(?:true|right|correct))\W*$", re.IGNORECASE)
+# reported speech: the proposition after it is someone's, not the tutor's
+_REPORT_FRAME = re.compile(
+    _LEAD + r"(?:(?:(?:some|many|most|lots\s+of|a\s+lot\s+of)(?:\s+(?:people|students|kids|learners))?|people|students|"
+    r"kids|learners|someone|somebody|others|an?\s+(?:friend|classmate|student)|your\s+(?:friend|classmate)|you|they|he|"
+    r"she)\s+(?:(?:often|sometimes|usually|may|might|still|also|once)\s+)*(?:say|says|said|think|thinks|thought|believe|"
+    r"believes|believed|claim|claims|claimed|argue|argues|assume|assumes|write|writes|wrote|(?:have|has)\s+heard|"
+    r"heard|guess|guessed|answered)(?:\s+that)?"
+    r"|(?:it\s+is|it's)\s+(?:often|commonly|sometimes|widely)\s+(?:said|thought|believed|claimed)\s+that"
+    r"|(?:a|one|the)\s+(?:common|popular|typical|classic|widespread|frequent)\s+(?:belief|idea|view|misconception|myth|"
+    r"mistake|error)\s+is\s+(?:to\s+(?:think|believe|say|assume|write)\s+)?(?:that)?)\s*[:,]?\s+", re.IGNORECASE)
+# a warning against a mistake: the falsehood it names is quoted, not stated
+_WARNING = re.compile(
+    r"\b(?:(?:common|typical|classic|frequent|usual|big)\s+(?:mistake|error|slip|trap|pitfall)s?|don't|do\s+not|never|"
+    r"avoid|beware|watch\s+out|be\s+careful|careful\s+not|tempting|tempted|instead\s+of|rather\s+than|"
+    r"would\s+(?:give|get|say|make|be)|wrongly|incorrectly|by\s+mistake)\b", re.IGNORECASE)
+
+
+def _negated(c: Claim) -> Claim:
+    """What denying ``c`` says: a denied truth is a falsehood; a denied falsehood is no statement of the truth, but
+    a misconception it stated is denied (corrective negation); a denied denial affirms again. Questions stand."""
+    if c.question:
+        return c
+    if c.verdict == TRUE:
+        return replace(c, verdict=FALSE, affirms=None, refutes=(), denies=None)
+    if c.verdict == FALSE:
+        mid = c.affirms or c.mentions
+        return replace(c, verdict=UNCHECKED, affirms=None, refutes=(), denies=mid, mentions=mid)
+    if c.denies:
+        return replace(c, verdict=FALSE, affirms=c.denies, denies=None)
+    return replace(c, denies=c.mentions) if c.mentions else c
+
+
+def _quoted(c: Claim) -> Claim:
+    """``c`` said as someone's or warned against: a falsehood in it is named, not asserted."""
+    if c.verdict != FALSE or c.question:
+        return c
+    return replace(c, verdict=UNCHECKED, affirms=None, mentions=c.affirms or c.mentions)
+
+
 @functools.lru_cache(maxsize=65536)
 def content_stems(text: str) -> tuple[frozenset[str], int]:
     """The content stems of ``text`` and its count of negations (a leading "No," and a contrast such as
@@ -1281,6 +1372,92 @@ def content_stems(text: str) -> tuple[frozenset[str], int]:
     words = _WORD.findall(lowered.replace("n't", " not"))
     negs = sum(1 for w in _WORD.findall(_INTERJECTION.sub(" ", lowered).replace("n't", " not")) if w in _NEG)
     return frozenset(stem(w) for w in words if w not in _STOP and w not in _NEG and len(w) > 2), negs
+
+
+# where a sentence's clauses part (the order of words is compared inside a clause: "Because it is less dense than
+# water, ice floats" restates "Ice floats because it is less dense than water"); "and" joins within a clause
+_ORDER_CLAUSE = re.compile(r"[,;:()]|\s[-–—]\s|\b(?:because|since|so|while|whereas|which|when|if|unless|although|"
+                           r"though|but)\b", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"(?<=[a-z])'s?\b")
+_GENITIVE = re.compile(r"\b([a-z]+) of (?:the |a |an |its |their )?((?:left |right |upper |lower )?[a-z]+)\b")
+_FILLER = re.compile(r"(?<=[\d)%])\s+(?:really|actually|truly)(?=\s*[<>=!])")
+_PARTICIPLE = ("ed", "en", "wn", "ht", "lt", "ne", "ung", "ade", "eld")
+_BE = frozenset("is are was were be been being get gets got".split())
+
+
+def _active(words: list[str]) -> list[str]:
+    """A passive clause turned active, so who does what to what compares: "the water is pushed by the rocket" ->
+    "the rocket pushed the water" (a be-verb, a participle, then "by")."""
+    if "by" not in words:
+        return words
+    i = words.index("by")
+    for j in range(max(0, i - 6), i - 1):  # "is pushed by", "is often pushed out through the nozzle by"
+        k = next((k for k in range(j + 1, min(j + 3, i)) if words[k].endswith(_PARTICIPLE)), None)
+        if words[j] in _BE and k is not None:  # agent, verb, patient, the rest: "the air pushed the water out …"
+            return words[i + 1:] + words[j + 1:k + 1] + words[:j] + words[k + 1:i]
+    return words
+
+
+@functools.lru_cache(maxsize=65536)
+def stem_order(text: str) -> tuple[tuple[str, int], ...]:
+    """The content stems of ``text`` in the order said, each with its clause's number; a directional stem stands
+    for its axis (as in :func:`polarity`) and a passive clause is read in active order."""
+    lowered = _COMPARATIVE_RE.sub(lambda m: _COMPARATIVE[m.group(1)], text.lower()).replace("n't", " not")
+    lowered = _GENITIVE.sub(r"\2 \1", _POSSESSIVE.sub("", lowered))  # "the density of the liquid" = "liquid's density"
+    out: list[tuple[str, int]] = []
+    for n, clause in enumerate(_ORDER_CLAUSE.split(lowered)):
+        for w in _active(_WORD.findall(clause)):
+            if w in _STOP or w in _NEG or len(w) <= 2:
+                continue
+            st = stem(w)
+            out.append(("~" + _POLAR[st][0] if st in _POLAR else st, n))
+    return tuple(out)
+
+
+_ORDER_TIE = 0.05  # a proposition in order scoring this close to the best restated is an equal restatement
+ORDER_WORDS = 4  # fewer shared stems than this leave too few pairs to tell an order from chance
+@functools.lru_cache(maxsize=65536)
+def _order(text: str) -> tuple[str, ...]:
+    return tuple(st for st, _n in stem_order(text))
+
+
+ORDER_SHARE = 0.75  # a sentence this much made of a proposition's words restates it in its order or not at all
+ORDER_MIN = 0.9  # the share of a fact's word pairs a sentence must say in the fact's order (see :func:`in_order`)
+
+
+def in_order(said: tuple[tuple[str, int], ...], order: tuple[str, ...]) -> bool:
+    """Whether a sentence says a proposition's words in its order: of the pairs of shared stems inside one clause of
+    the sentence (all pairs when no clause holds two), at least :data:`ORDER_MIN` come in the proposition's order.
+    Words in random order, or subject and object swapped ("the water pushes the rocket"), fail; a paraphrase
+    that keeps who does what to what passes. Fewer than :data:`ORDER_WORDS` shared stems decide nothing."""
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    for i, st in enumerate(order):  # a word the proposition says twice may come before or after another
+        first.setdefault(st, i)
+        last[st] = i
+    seq: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    for st, n in said:
+        # the sentence's word where it first says it; a direction word is checked by its polarity, wherever it
+        # stands ("less dense", "has a lower density")
+        if st in first and st not in seen and st[0] != "~":
+            seen.add(st)
+            seq.append((st, n))
+    if len(seq) < ORDER_WORDS:
+        return True
+    inside = same = 0
+    total = agree = 0
+    for i, (a, na) in enumerate(seq):
+        for b, nb in seq[i + 1:]:
+            ok = first[a] < last[b]
+            total += 1
+            agree += ok
+            if na == nb:
+                inside += 1
+                same += ok
+    if inside >= 3:
+        return same >= ORDER_MIN * inside
+    return agree >= ORDER_MIN * total
 
 
 def polarity(stems: frozenset[str]) -> tuple[frozenset[str], dict[str, int]]:
@@ -1314,6 +1491,7 @@ class Proposition:
     misconception: str | None = None
     numbers: frozenset[Fraction] = frozenset()  # the quantities it states (a sentence must state the same)
     sign: tuple[tuple[str, int], ...] = ()  # the direction it says on each axis (see :func:`polarity`)
+    text: str = ""  # the words it was made of (their order: :func:`stem_order`, read only when needed)
 
 
 _SENT = re.compile(r"(?<=[.!?;])\s+|(?<=\S:)\s+|\n+")  # a ratio "3 : 4" stays whole
@@ -1342,6 +1520,9 @@ _RECALL_Q = re.compile(r"\b(?:what do we call|what is called|name the|what is th
                        r"what does .* mean|remember)\b", re.I)
 
 
+MAX_FRAMES = 8  # frames read inside one another: more is no sentence a tutor writes (and bounds the recursion)
+
+
 class ContentReader:
     """Reads tutor turns for one task. Build once per episode (:meth:`for_task` caches per task)."""
 
@@ -1357,6 +1538,11 @@ class ContentReader:
          self._by_stem, self._matched, self._mask) = _material(task)
         self._template: tuple[Node, Node] | None = None  # the equation of the turn being read (or the task's)
         self._readings: dict[str, Reading] = {}  # this reader's readings: they go when the reader goes
+        self._depth = 0  # how many frames deep the sentence being read is
+        # per math claim of the turn being read (by id): the misconceptions whose rule differs on its case, with
+        # the value each rule gives there, whether it is a relation asked about, and the numbers it is written with
+        # (the claim itself is kept, so its id is not reused within the turn)
+        self._pending: dict[int, tuple[Claim, dict[str, Fraction | None], bool, frozenset[str]]] = {}
 
     @functools.cached_property
     def _task_sides(self) -> tuple[Node, Node] | None:
@@ -1374,9 +1560,33 @@ class ContentReader:
             return EMPTY
         return _bounded(self._readings, text, lambda: self._read(text), 1024)
 
+    def _inner(self, text: str) -> list[Claim]:
+        """The claims of ``text`` read on its own (a proposition inside a frame), the turn's state kept; frames
+        nested deeper than :data:`MAX_FRAMES` ("It is false that it is false that …") say nothing more."""
+        if self._depth >= MAX_FRAMES:
+            return []
+        template, pending = self._template, self._pending
+        self._depth += 1
+        try:
+            return list(self.read(text).claims)
+        finally:
+            self._template, self._pending = template, pending
+            self._depth -= 1
+
+    def _moved(self, old: Claim, new: Claim) -> Claim:
+        """``new`` in the place of the math claim ``old`` (its counterexample candidates go with it)."""
+        if new is not old and id(old) in self._pending:
+            self._pending[id(new)] = (new, *self._pending.pop(id(old))[1:])
+        return new
+
     def _read(self, text: str) -> Reading:
+        self._pending = {}
         claims: list[Claim] = []
         text = _blanks(_plain(text))
+        norms: list[str] = []  # each sentence normalised (a wrong rule's result said aside sets up a contrast)
+        spoken: set[str] = set()  # misconceptions the turn names in words (stated, quoted, denied or refuted)
+        # the sentence a retraction or an endorsement after it applies to: (first claim, end, what it said)
+        target: tuple[int, int, str] | None = None
         # ``x = 9`` is checked against the equation the turn works on (its first full equation), never the task's:
         # the turn may work another equation, said before
         own = _equation(text)
@@ -1392,7 +1602,30 @@ class ContentReader:
             # "Myth: heavy things sink.": a label before a colon frames what follows it
             framed = prev.endswith(":") and bool(_REPORTED.search(prev))
             context, prev = prev, sent.rstrip()
+            start = len(claims)
+            if target is not None and not _ANY_DIGIT.search(sent) and (
+                    (retracted := _RETRACTION.match(sent)) or _ENDORSEMENT.match(sent)):
+                # "… Actually, no: that is false.", "Some say that …. And they are right."
+                t0, t1, what = target
+                inner = self._inner(what)
+                claims[t0:t1] = [_negated(c) for c in inner] if retracted else inner
+                target, before = None, 0
+                continue
+            denial = _DENIAL.match(sent)
+            tail = len(sent) - 48  # (a closing denial is short: only the sentence's end is searched)
+            after = None if denial else _DENIED_AFTER.search(sent, max(0, tail))
+            if denial and sent[denial.end():].strip() or after and after.start() > 0:
+                # "It is a myth that …", "You may have heard that …, but that's wrong.": the proposition, negated
+                what = sent[denial.end():] if denial else sent[:after.start()]
+                if (reported := _REPORT_FRAME.match(what)) and what[reported.end():].strip():
+                    what = what[reported.end():]
+                claims += [_negated(c) for c in self._inner(what)]
+                target, before = (start, len(claims), sent), 0
+                continue
             norm = normalise(sent)
+            if "really" in norm or "actually" in norm or "truly" in norm:  # "Is 1/2 really < 1/3?" asks 1/2 < 1/3
+                norm = _FILLER.sub("", norm)
+            norms.append(norm)
             asked = sent.rstrip().endswith("?") or bool(_PROMPT.search(sent))
             # no digit, no checkable relation or computable question
             math_claims, reference = self._math(norm, asked, sent, reference, carry) if _ANY_DIGIT.search(norm) \
@@ -1421,9 +1654,14 @@ class ContentReader:
                 if all(claims[i].kc is not None and not claims[i].question and claims[i].verdict == TRUE
                        and "x" in context and _X.search(context) for i in idx):
                     for i in idx:
-                        claims[i] = replace(claims[i], question=True, demand=_demand(sent, math=True))
+                        claims[i] = self._moved(claims[i], replace(claims[i], question=True,
+                                                                   demand=_demand(sent, math=True)))
                     solving += list(idx)
                     before = 0
+            if any(c.verdict == FALSE for c in math_claims) and (
+                    framed or _REPORTED.search(sent) or _WARNING.search(sent) or _REPORT_FRAME.match(sent)):
+                # "A common mistake is to write 1/2 + 1/3 = 2/5", "your rule gives 19": quoted, not asserted
+                math_claims = [self._moved(c, _quoted(c)) for c in math_claims]
             before = len(math_claims)
             claims += math_claims
             if not math_claims:
@@ -1441,9 +1679,49 @@ class ContentReader:
                 if not found and asked and context:  # "A sail is 10 m along the bottom, 5 m tall. What is its area?"
                     found = [c for c in self._facts(f"{context} {sent}", True) if c.question]
                 claims += found
-            elif not any(c.refutes for c in math_claims):  # a computation that is also the counterexample said
-                claims += [c for c in self._facts(sent, asked, framed) if c.refutes and c.verdict == TRUE]
+            else:
+                found = self._facts(sent, asked, framed)
+                if any(c.refutes for c in math_claims):  # the misconception a computation is set against, in words
+                    spoken.update(m for c in found for m in (c.affirms, c.mentions, c.denies, *c.refutes) if m)
+                else:  # a computation that is also the counterexample said
+                    claims += [c for c in found if c.refutes and c.verdict == TRUE]
+            reported = _REPORT_FRAME.match(sent)
+            if len(claims) > start or reported or not sent.endswith(":"):
+                # ("Actually, no:" is no sentence to retract: the one before it is)
+                target = (start, len(claims), sent[reported.end():] if reported and sent[reported.end():].strip()
+                          else sent)
+        if self._pending:
+            claims = self._contrasted(claims, norms, spoken)
         return Reading(tuple(claims)) if claims else EMPTY
+
+    def _contrasted(self, claims: list[Claim], norms: list[str], named: set[str]) -> list[Claim]:
+        """Each math claim's counterexamples cut to the misconceptions whose contrast the turn states or asks for:
+        it names the misconception (its belief stated, quoted or denied, its output quoted, a refutation of it
+        said), asks about a relation on which its rule differs ("Is 1/2 really smaller than 1/3?"), or writes the
+        number its rule gives on the case outside any relation it works ("1/2 + 1/2 = 1, not 2/4", "the wrong rule
+        would give 2/5, but it is 5/6"). A true case alone ("In this case, 1/2 > 2/9.") or a question to work ("What
+        is 1/4 + 1/3?") contrasts nothing."""
+        pending = self._pending
+        said = frozenset().union(*map(_said_aside, norms)) if any(
+            v is not None for info in pending.values() for v in info[1].values()) else frozenset()
+        named = named | {m for c in claims for m in (c.affirms, c.mentions, c.denies) if m}
+        named |= {m for c in claims if c.source == "fact" for m in c.refutes}
+        for c in claims:
+            info = pending.get(id(c))
+            if info is not None and info[0] is c and info[2]:
+                named.update(info[1])
+        out = []
+        for c in claims:
+            info = pending.get(id(c))
+            if info is not None and info[0] is c and c.refutes:
+                values, own = info[1], info[3]
+                keep = tuple(m for m in c.refutes if m in named or any(
+                    v == values.get(m) and tok not in own for v, tok in said))
+                if keep != c.refutes:
+                    c = replace(c, refutes=keep)
+            out.append(c)
+        self._pending = {}
+        return out
 
     # -- math
     def _math(self, norm: str, asked: bool, raw: str, reference: Lin | None,
@@ -1587,8 +1865,10 @@ class ContentReader:
             kcs += [k for k in self.kc_ids if k not in kcs and self._kc_ops[k] & extra]
             kc = kc or (kcs[0] if kcs else None)
         affirms, refutes = None, []
+        values: dict[str, Fraction | None] = {}
         for mid in (m for k in kcs for m in self._mis_by_kc.get(k, ())) if kcs else ():
-            wrong = _wrong_verdict(mid, rel, nodes, self._rules.get(mid))
+            rule = self._rules.get(mid)
+            wrong = _wrong_verdict(mid, rel, nodes, rule)
             if wrong is None:
                 continue
             truth, rule_says = wrong
@@ -1596,9 +1876,13 @@ class ContentReader:
                 affirms = affirms or mid
             elif (verdict == TRUE or question) and truth != rule_says:
                 refutes.append(mid)
+                values[mid] = _wrong_value(mid, rel, nodes, rule)
         # a false claim also exercises its component wrongly: keep the KC so mastery can fall
         demand = _demand(raw, math=True) if question else None
-        return Claim(kc, verdict, question, affirms, tuple(refutes), demand)
+        claim = Claim(kc, verdict, question, affirms, tuple(refutes), demand)
+        if refutes:  # a candidate counterexample: the turn must state or ask for its contrast (:meth:`_contrasted`)
+            self._pending[id(claim)] = (claim, values, question and len(nodes) == 2, _tokens(nodes))
+        return claim
 
     # -- propositions
     def _facts(self, sent: str, asked: bool, framed: bool = False) -> list[Claim]:
@@ -1609,10 +1893,12 @@ class ContentReader:
     def _match(self, sent: str, asked: bool, framed: bool) -> list[Claim]:
         if self._names is not None:  # a component's name names the topic; it says nothing about it
             sent = self._names.sub(" ", sent)
-        stems, negs = content_stems(_NUMBERLESS.sub(" ", sent))
+        plain = _NUMBERLESS.sub(" ", sent)
+        stems, negs = content_stems(plain)
         if len(stems) < 2:
             return []
         best: tuple[float, Proposition, float, float] | None = None
+        top: float | None = None  # the best score of any proposition, in order or not
         substance = stems - self._topic  # what the sentence says beyond naming the topic
         stems, said_sign = polarity(stems)
         substance |= {st for st in stems if st[0] == "~"}  # a direction said is content
@@ -1639,14 +1925,23 @@ class ContentReader:
                 else 0.01 if p.kind != "fact" else 0.0
             # how much of the proposition the sentence states, then (ties) how much of the sentence it covers
             score = hit / len(p.stems) + bonus + 0.3 * hit / len(stems)
-            if best is None or score > best[0]:
+            if top is not None and score <= top - _ORDER_TIE:
+                continue
+            # who does what to what: the proposition restated must come in its order; a sentence that restates one
+            # best but scrambled restates nothing, not some shorter proposition whose few words fell in order (an
+            # equal restatement in order, such as "b times a" for "a times b", still counts)
+            top = score if top is None else max(top, score)
+            # (a sentence made mostly of other words is a paraphrase in its own order: only one that is mostly the
+            # proposition's words, the way a scramble or a swap of roles is, must keep their order)
+            if (best is None or score > best[0]) and (
+                    hit < ORDER_SHARE * len(stems) or in_order(stem_order(plain), _order(p.text))):
                 best = (score, p, hit / len(p.stems), hit / len(stems))
-        if best is None:
+        if best is None or best[0] <= top - _ORDER_TIE:
             return []
         p = best[1]
         negated = negs % 2 == 1
-        if asked and p.kind == "belief":
-            return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact")]  # a wrong idea asked back: no content
+        if asked and p.kind == "belief":  # a wrong idea asked back: no content
+            return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact", mentions=p.misconception)]
         if asked:
             return [Claim(p.kc, TRUE, True, None, (p.misconception,) if p.kind == "refutation" else (),
                           _demand(sent, math=False), "fact")]
@@ -1657,11 +1952,13 @@ class ContentReader:
         # a contradiction is only read off a close match both ways (a longer sentence's "not" may be another clause's)
         strong = best[2] >= 0.7 and best[3] > 0.6
         if p.kind == "belief":
-            if framed or _REPORTED.search(sent):
-                return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact")]  # the idea quoted, not asserted
+            if framed or _REPORTED.search(sent):  # the idea quoted, not asserted
+                return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact", mentions=p.misconception)]
             if agrees:
                 return [Claim(p.kc, FALSE, False, p.misconception, (), None, "fact")]
-            return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact")]  # "that is not true": a bare negation
+            # "heavy things do not always sink": the belief denied, a bare negation (no fact taught)
+            return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact", denies=p.misconception,
+                          mentions=p.misconception)]
         if not agrees and not strong:
             return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact")]
         if p.kind == "refutation":
@@ -1941,6 +2238,54 @@ def _wrong_verdict(mid: str, rel: str, nodes: list[Node],
     if stated is None:
         return None
     return stated == right[1], stated == wrong[1]
+
+
+def _wrong_value(mid: str, rel: str, nodes: list[Node],
+                 rule: Callable[[Node], Fraction | None] | None) -> Fraction | None:
+    """The value a misconception's rule gives for the claim's expression (``None``: a comparison or equivalence)."""
+    rule = rule or WRONG_RULES.get(mid)
+    if rule is None or rel != "=":
+        return None
+    wrong = evaluate(nodes[0], rule)
+    return None if wrong is None or wrong[0] else wrong[1]
+
+
+def _values(text: str) -> Counter:
+    """The numbers a normalised text writes: (exact value, as written), with how often each is written."""
+    out: Counter = Counter()
+    for tok in _VALUE.findall(text):
+        try:
+            out[Fraction(tok), tok] += 1
+        except (ValueError, ZeroDivisionError):
+            continue
+    return out
+
+
+@functools.lru_cache(maxsize=16384)
+def _said_aside(norm: str) -> frozenset[tuple[Fraction, str]]:
+    """The numbers a normalised sentence writes outside its relation chains ("1/2 + 1/2 = 1, not 2/4": 2/4)."""
+    rest = _values(norm)
+    if _REL.search(norm):
+        for chain in _chains(norm):
+            rest -= _values(chain)
+    return frozenset(rest)
+
+
+def _tokens(nodes: list[Node]) -> frozenset[str]:
+    """The numbers an expression is written with, as written ("1/2 + 1/2": 1/2, 1, 2): a rule's result equal to
+    one of them, written the same way, is the case's own number, not the contrast."""
+    out = set()
+    for n in nodes:
+        for sub in _walk(n):
+            if sub.op == "num":
+                out.add(sub.text)
+            elif sub.op == "/" and sub.left is not None and sub.right is not None and sub.left.op == "num" \
+                    and sub.right.op == "num":
+                out.add(f"{sub.left.text}/{sub.right.text}")
+    return frozenset(out)
+
+
+_VALUE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:/\d+)?(?![\d/]|\.\d)")  # "2/5." ends with a full stop, not a digit
 
 
 def _demand(text: str, math: bool) -> str:
