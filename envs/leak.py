@@ -350,6 +350,11 @@ def find_leaks(
     t = normalise_math(utterance)
     mentions = tuple(m for m in _value_mentions(utterance) if not _restates_givens(m, given))
     words = f" {normalise_text(utterance, strip_article=False)} "
+    # _mention_matches against every mention, as three look-ups: a value stated exactly, a percent key's bare
+    # number, and (rarely) a rounded decimal
+    stated = frozenset(m.value for m in mentions)
+    stated_plain = frozenset(m.value for m in mentions if not m.percent)
+    rounded = tuple((m.places, m.value) for m in mentions if m.places is not None and m.places >= 2)
     split_values: set[Fraction] | None = None
     item_ids: list[str] = []
     kinds: set[str] = set()
@@ -365,7 +370,8 @@ def find_leaks(
                     if target.form not in given.forms and any(_form(m) == target.form for m in mentions):
                         hit.add(target.kind)
                     continue
-                if any(_mention_matches(m, value, percent) for m in mentions):
+                if (value in stated or (percent and value * 100 in stated_plain)
+                        or any((r := round(value, places)) != value and r == v for places, v in rounded)):
                     hit.add(target.kind)
                     continue
                 if split_values is None:
