@@ -201,6 +201,11 @@ def _value_mentions(text: str) -> tuple[NumberMention, ...]:
     return tuple(out)
 
 
+def _key(value: Fraction) -> tuple[int, int]:
+    """A Fraction's lowest terms: equal exactly when the values are, and cheap to hash."""
+    return value.numerator, value.denominator
+
+
 def _mention_matches(m: NumberMention, value: Fraction, percent: bool) -> bool:
     if same_number(m.value, m.percent, value, percent):
         return True
@@ -351,9 +356,9 @@ def find_leaks(
     mentions = tuple(m for m in _value_mentions(utterance) if not _restates_givens(m, given))
     words = f" {normalise_text(utterance, strip_article=False)} "
     # _mention_matches against every mention, as three look-ups: a value stated exactly, a percent key's bare
-    # number, and (rarely) a rounded decimal
-    stated = frozenset(m.value for m in mentions)
-    stated_plain = frozenset(m.value for m in mentions if not m.percent)
+    # number, and (rarely) a rounded decimal; keyed by _key, as hashing a Fraction costs a modular inverse
+    stated = frozenset(_key(m.value) for m in mentions)
+    stated_plain = frozenset(_key(m.value) for m in mentions if not m.percent)
     rounded = tuple((m.places, m.value) for m in mentions if m.places is not None and m.places >= 2)
     split_values: set[Fraction] | None = None
     item_ids: list[str] = []
@@ -370,7 +375,7 @@ def find_leaks(
                     if target.form not in given.forms and any(_form(m) == target.form for m in mentions):
                         hit.add(target.kind)
                     continue
-                if (value in stated or (percent and value * 100 in stated_plain)
+                if (_key(value) in stated or (percent and _key(value * 100) in stated_plain)
                         or any((r := round(value, places)) != value and r == v for places, v in rounded)):
                     hit.add(target.kind)
                     continue
