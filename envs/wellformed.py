@@ -220,8 +220,8 @@ def check(text: str) -> Wellformedness:
     vocab = vocabulary()
     if n < SALAD_MIN_WORDS and any(w in SOCIAL_WORDS for w in ws):
         vocab = vocab | _names(text)
-    known = sum(1 for w in ws if _known(w, vocab))
-    function = sum(1 for w in ws if w in FUNCTION_WORDS)
+    known = sum(1 for w in ws if w in vocab or _known(w, vocab))  # (most words are in vocab: no call for them)
+    function = sum(map(FUNCTION_WORDS.__contains__, ws))
     known_share, function_share = known / n, function / n
     floor = MIN_KNOWN_SHARE if n >= SALAD_MIN_WORDS else MIN_KNOWN_SHARE_SHORT
     if known_share < floor:
