@@ -99,16 +99,17 @@ _DIGIT_RE = re.compile(r"\d")
 
 
 def _form(m: NumberMention) -> tuple:
-    """How a number is written: 3/6 and 1/2 differ, 0.40 and 0.4 do not (what "the same given" means)."""
+    """How a number is written: 3/6 and 1/2 differ, 0.40 and 0.4 do not (what "the same given" means). Values
+    appear by :func:`_key` (forms are hashed into sets)."""
     parts = _WRITTEN_FRACTION_RE.fullmatch(m.text)
     if parts is not None:
         num, den = (int(x) for x in parts.groups() if x is not None)
         return ("fraction", num, den, m.value < 0)
     if _DIGIT_RE.search(m.text) is None:
-        return ("words", m.value)
+        return ("words", _key(m.value))
     if m.percent:
-        return ("percent", m.value)
-    return ("decimal" if "." in m.text else "number", m.value)
+        return ("percent", _key(m.value))
+    return ("decimal" if "." in m.text else "number", _key(m.value))
 
 
 def _target(kind: str, text: str) -> _Target | None:
@@ -144,7 +145,7 @@ def _targets(key: AnswerKey) -> tuple[_Target, ...]:
 
 @dataclass(frozen=True)
 class _Givens:
-    numbers: frozenset[Fraction]
+    numbers: frozenset[tuple[int, int]]  # by _key
     forms: frozenset[tuple]
     text: str
 
@@ -153,14 +154,15 @@ class _Givens:
 def _givens(givens: tuple[str, ...]) -> _Givens:
     mentions = [m for g in givens for m in number_mentions(g)]
     text = " | ".join(normalise_text(g, strip_article=False) for g in givens)
-    return _Givens(frozenset(m.value for m in mentions), frozenset(_form(m) for m in mentions), f" {text} ")
+    return _Givens(frozenset(_key(m.value) for m in mentions), frozenset(_form(m) for m in mentions), f" {text} ")
 
 
 def _given_valued(target: _Target, givens: _Givens) -> bool:
     """Whether a number target has the value of a given (then only its own written form can leak it)."""
     assert target.number is not None
     value, percent = target.number
-    return any(same_number(g, False, value, percent) for g in givens.numbers)
+    # same_number(given, False, value, percent) for some given, as look-ups
+    return _key(value) in givens.numbers or (percent and _key(value * 100) in givens.numbers)
 
 
 def _restates_givens(m: NumberMention, givens: _Givens) -> bool:
@@ -168,7 +170,7 @@ def _restates_givens(m: NumberMention, givens: _Givens) -> bool:
     form = _form(m)
     if form in givens.forms:
         return True
-    return form[0] == "fraction" and Fraction(form[1]) in givens.numbers and Fraction(form[2]) in givens.numbers
+    return form[0] == "fraction" and (form[1], 1) in givens.numbers and (form[2], 1) in givens.numbers
 
 
 # --- numbers that are values (not labels or counts) -------------------------------------------------------
@@ -199,6 +201,11 @@ def _value_mentions(text: str) -> tuple[NumberMention, ...]:
             continue
         out.append(m)
     return tuple(out)
+
+
+def _key(value: Fraction) -> tuple[int, int]:
+    """A Fraction's lowest terms: equal exactly when the values are, and cheap to hash."""
+    return value.numerator, value.denominator
 
 
 def _mention_matches(m: NumberMention, value: Fraction, percent: bool) -> bool:
@@ -350,6 +357,11 @@ def find_leaks(
     t = normalise_math(utterance)
     mentions = tuple(m for m in _value_mentions(utterance) if not _restates_givens(m, given))
     words = f" {normalise_text(utterance, strip_article=False)} "
+    # _mention_matches against every mention, as three look-ups: a value stated exactly, a percent key's bare
+    # number, and (rarely) a rounded decimal; keyed by _key, as hashing a Fraction costs a modular inverse
+    stated = frozenset(_key(m.value) for m in mentions)
+    stated_plain = frozenset(_key(m.value) for m in mentions if not m.percent)
+    rounded = tuple((m.places, m.value) for m in mentions if m.places is not None and m.places >= 2)
     split_values: set[Fraction] | None = None
     item_ids: list[str] = []
     kinds: set[str] = set()
@@ -365,7 +377,8 @@ def find_leaks(
                     if target.form not in given.forms and any(_form(m) == target.form for m in mentions):
                         hit.add(target.kind)
                     continue
-                if any(_mention_matches(m, value, percent) for m in mentions):
+                if (_key(value) in stated or (percent and _key(value * 100) in stated_plain)
+                        or any((r := round(value, places)) != value and r == v for places, v in rounded)):
                     hit.add(target.kind)
                     continue
                 if split_values is None:

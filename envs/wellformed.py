@@ -81,6 +81,8 @@ _EDGE = re.compile(r"^[^a-z0-9]+|[^a-z0-9]+$")
 _EDGE_CASED = re.compile(r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$")
 _COMPOUND = re.compile(r"[-/.\u2013\u2014]+")
 _TWO_LETTERS = re.compile(r"[a-z]{2}")
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")  # what _EDGE keeps at a chunk's edges
+_ASCII_DIGIT = re.compile(r"[0-9]")
 # LaTeX: the words of \text{...} and its kin are words; every other command (\frac, \sqrt, \begin{aligned}), brace,
 # math delimiter and alignment mark is formula, so a chat model's typeset maths is not read as unknown words.
 _LATEX_TEXT = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|operatorname|emph)\s*\{([^{}]*)\}")
@@ -195,10 +197,18 @@ def words(text: str) -> list[str]:
         text = _LATEX_MARK.sub(" ", _LATEX_TEXT.sub(r" \1 ", text))
     out = []
     for chunk in text.lower().replace("\u2019", "'").split():
-        chunk = _EDGE.sub("", chunk)
-        if chunk in ("a", "i") or (_TWO_LETTERS.search(chunk) and not any(c.isdigit() for c in chunk)):
+        if chunk[0] not in _ALNUM or chunk[-1] not in _ALNUM:  # (a chunk with clean edges has nothing to strip)
+            chunk = _EDGE.sub("", chunk)
+        if chunk in ("a", "i") or (_TWO_LETTERS.search(chunk) and not _has_digit(chunk)):
             out.append(chunk)
     return out
+
+
+def _has_digit(chunk: str) -> bool:
+    # for ASCII, str.isdigit is exactly 0-9: one regex scan instead of a generator over the characters
+    if chunk.isascii():
+        return _ASCII_DIGIT.search(chunk) is not None
+    return any(c.isdigit() for c in chunk)
 
 
 def check(text: str) -> Wellformedness:
@@ -210,8 +220,8 @@ def check(text: str) -> Wellformedness:
     vocab = vocabulary()
     if n < SALAD_MIN_WORDS and any(w in SOCIAL_WORDS for w in ws):
         vocab = vocab | _names(text)
-    known = sum(1 for w in ws if _known(w, vocab))
-    function = sum(1 for w in ws if w in FUNCTION_WORDS)
+    known = sum(1 for w in ws if w in vocab or _known(w, vocab))  # (most words are in vocab: no call for them)
+    function = sum(map(FUNCTION_WORDS.__contains__, ws))
     known_share, function_share = known / n, function / n
     floor = MIN_KNOWN_SHARE if n >= SALAD_MIN_WORDS else MIN_KNOWN_SHARE_SHORT
     if known_share < floor:
