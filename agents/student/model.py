@@ -168,6 +168,20 @@ CONTRADICTED = 0.5  # each false statement in a turn halves what its true conten
 TRUST_LOSS, TRUST_FLOOR = 0.8, 0.3  # each false statement: the tutor is believed 20% less (down to 30%)
 P_ADOPT = 0.6  # P(adopt a stated wrong rule) = 0.6 (1 - L)
 DEMAND_TO_BLOOM = {"recall": 0, "apply": 1, "explain": 2, "transfer": 3}
+# cognitive load (Sweller, 1988): working memory holds an idea or two; a turn's first two true statements get full
+# attention, each later one half the attention of the one before (a turn saturates near three ideas' worth)
+FULL_ATTENTION, SATURATION = 2, 0.5
+# a very long turn overloads and tires: engagement -0.15 x min(1, (chars - 900) / 1500) beyond 900 characters
+LONG_TURN_CHARS, LONG_TURN_SPAN, LONG_TURN_COST = 900, 1500.0, 0.15
+# conceptual change needs dissatisfaction with one's own idea (Posner et al., 1982): a refutation the student did
+# not ask for by showing the idea just before weakens by half with each earlier unsolicited one of the same idea
+UNSOLICITED_DECAY, SOLICITED_DECAY = 0.5, 0.75
+FOCUS = 2  # a turn refuting more than two ideas splits the student's attention: each repairs 2/n as often
+# exposition of the correct idea (Guzzetti et al., 1993; Tippett, 2010: refutation text beats plain exposition by
+# d ~ 0.4-0.6, exposition still beats nothing): each explained turn on a held misconception's component lowers
+# how often the wrong rule wins by 30% x attention x (0.6 + 0.4 e), down to 40% of its strength -- the right
+# rule competes better (Siegler's overlapping waves); only a counterexample removes the wrong rule (repair)
+EXPOSITION, EXPOSITION_FLOOR = 0.5, 0.35
 
 
 @dataclass(slots=True)
@@ -191,11 +205,14 @@ class StudentState:
     last_shown: str | None = None
     last_kc: str | None = None  # the component of the previous on-topic act (coherence)
     voiced: set[str] = field(default_factory=set)  # misconceptions the student has stated (tests or dialogue)
+    said: set[str] = field(default_factory=set)  # misconceptions the student has stated in the dialogue
     steps_cache: dict = field(default_factory=dict)  # the verbaliser's solution steps per KC (fixed per task)
     forgotten: bool = False
     turns: int = 0
     moves: dict = field(default_factory=dict)  # (mode, worked example?, intent, strategy, level) -> times played
     trust: float = 1.0  # how far the student believes this tutor: each false statement costs (see _mislead)
+    strength: dict[str, float] = field(default_factory=dict)  # misconception -> how often its rule wins (default 1)
+    unsolicited: dict[str, int] = field(default_factory=dict)  # misconception -> refutations heard (not repaired)
 
     @property
     def seen_items(self) -> frozenset[str]:
@@ -315,6 +332,7 @@ def open_dialogue(state: StudentState, rng: np.random.Generator) -> Plan:
         mid = active[0]
         state.last_shown = mid
         state.voiced.add(mid)
+        state.said.add(mid)
         return Plan("opening_attempt", "incorrect", min(2, max(state.bloom, 1)), state.misconceptions[mid].kc, mid,
                     _kc_discipline(state, state.misconceptions[mid].kc))
     state.last_shown = None
@@ -324,11 +342,12 @@ def open_dialogue(state: StudentState, rng: np.random.Generator) -> Plan:
     return Plan("opening_question", "vague_understanding", min(1, state.bloom), first_kc, None, disc)
 
 
-def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Plan:
+def respond(state: StudentState, act: TutorAct, rng: np.random.Generator, chars: int = 0) -> Plan:
     """Apply one tutor act to ``state`` (learning, repair, affect) and return the student's planned reply.
 
     The student learns from ``act.content`` (what the turn says, checked against the task: see the module
-    docstring); an act without content (built by hand) is taken at its labels."""
+    docstring); an act without content (built by hand) is taken at its labels. ``chars`` is the length of the
+    turn's text (0: unknown, no load cost)."""
     p = state.persona
     state.turns += 1
     reading = act.content
@@ -372,6 +391,8 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
     elif zone == "above" and kc is not None:
         state.anxiety += 0.1 * (1.0 - state.anxiety)
         state.confidence *= 0.95
+    if chars > LONG_TURN_CHARS:  # cognitive overload: a wall of text tires whatever it says
+        e -= LONG_TURN_COST * min(1.0, (chars - LONG_TURN_CHARS) / LONG_TURN_SPAN)
     e = min(1.0, max(0.02, e))
     state.engagement = e
 
@@ -399,6 +420,9 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
 
     lk = state.mastery[kc]
     disc = _kc_discipline(state, kc)
+    attention = _attention(reading) if not labelled else {}
+    # the component's share of the turn's attention (1: its first idea or two came while the student attended)
+    focus_kc = 1.0 if labelled or n_true == 0 else min(1.0, attention.get(kc, 0.0) / min(n_true, FULL_ATTENTION))
     transfer_links = ()
     if act.intent == "trigger_transfer" or act.discipline_transfer:
         transfer_links = tuple(link for link in state.kcs[kc].links if link.discipline in act.disciplines)
@@ -422,6 +446,8 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
             w *= WORKED_EXAMPLE  # a run of true steps is a worked example
     if not labelled and w > 0.0:
         w *= CONTRADICTED ** min(3, reading.false_statements())  # true and false mixed: the student cannot tell
+        if mode == "explain":
+            w *= focus_kc  # material past the first ideas of a turn is barely processed
         if act.intent == "summarize":
             w *= W_SUMMARY  # a recap consolidates; it does not teach what was never worked on
     if act.reveals_answer and question:  # a question that gives the answer away: remembered, not generated
@@ -507,16 +533,25 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
         step = min(0.95, state.learn[kc] * w * z * eng * rho * phi * mu * coherence * state.trust)
         state.mastery[kc] = lk + (1.0 - lk) * step
         if mode == "explain" and not labelled:
-            # a worked example that runs through other components' steps teaches those too, at half weight
+            # a worked example that runs through other components' steps teaches those too, at half weight and
+            # only as far as the student still attends (the turn's first ideas take its working memory)
             for j in state.mastery:
                 if j != kc and reading.true_statements(j):
                     lj = state.mastery[j]
                     wj = SECONDARY * W_EXPLAIN * (1.0 - EXPERTISE_REVERSAL * lj) * p.explanation_uptake
+                    wj *= min(1.0, attention.get(j, 0.0))
                     state.mastery[j] = lj + (1.0 - lj) * min(0.95, state.learn[j] * wj * z * eng * state.trust)
+    if not labelled and n_true and not reading.false_statements():
+        # exposition of the right idea makes it compete better with a wrong rule still held on its component
+        cut = EXPOSITION * focus_kc * (0.6 + 0.4 * state.engagement)
+        for mid in held_on_kc:
+            if state.status.get(mid) == ACTIVE:
+                state.strength[mid] = max(EXPOSITION_FLOOR, state.strength.get(mid, 1.0) * (1.0 - cut))
 
     state.last_shown = plan.misconception if plan.cognition_state == "incorrect" else None
     if state.last_shown is not None:
         state.voiced.add(state.last_shown)
+        state.said.add(state.last_shown)
     return plan
 
 
@@ -566,10 +601,29 @@ def _competing(state: StudentState, kc: str) -> float:
     return 1.0 - COMPETITION * state.mastery.get(kc, 0.0)
 
 
+def _wins(state: StudentState, mid: str) -> float:
+    """How often an active misconception's rule beats the right one: the competition with its component's mastery
+    times the strength the exposition of the right idea has left it (1 untaught)."""
+    return _competing(state, state.misconceptions[mid].kc) * state.strength.get(mid, 1.0)
+
+
+def _attention(reading) -> dict[str, float]:
+    """Per component, the attention its true statements get in the turn's order: the first two statements full
+    attention, each later one half the one before (working memory saturates; Sweller, 1988)."""
+    out: dict[str, float] = {}
+    i = 0
+    for c in reading.claims:
+        if c.kc is None or c.verdict != "true" or c.question:
+            continue
+        i += 1
+        out[c.kc] = out.get(c.kc, 0.0) + (1.0 if i <= FULL_ATTENTION else SATURATION ** (i - FULL_ATTENTION))
+    return out
+
+
 def _fire(state: StudentState, held: list[str], p_active: float, rng: np.random.Generator) -> str | None:
     for mid in held:
         s = state.status[mid]
-        if s == ACTIVE and rng.random() < p_active * _competing(state, state.misconceptions[mid].kc):
+        if s == ACTIVE and rng.random() < p_active * _wins(state, mid):
             return mid
         if s == SUPPRESSED and rng.random() < P_FIRE_SUPPRESSED:
             return mid
@@ -586,6 +640,8 @@ def _repair(state: StudentState, act: TutorAct, kc: str, shown: str | None, rng:
     reading = act.content
     # a turn that also states falsehoods is no counterexample: the contrast it draws cannot be trusted
     refuted = reading.refuted if reading is not None and not reading.false_statements() else ()
+    # refuting many ideas at once splits the student's attention: each is weighed 2/n as often
+    spread = min(1.0, FOCUS / len(refuted)) if refuted else 1.0
     for mid, s in state.status.items():
         if s == REPAIRED:
             continue
@@ -605,7 +661,15 @@ def _repair(state: StudentState, act: TutorAct, kc: str, shown: str | None, rng:
                 voiced = (shown == mid or mid in state.voiced) and named
                 base = P_REPAIR_SHOWN if voiced else P_REPAIR_UNSHOWN
             else:
-                base = P_REPAIR_SHOWN if shown == mid else P_REPAIR_EARLIER if mid in state.voiced else P_REPAIR_BLIND
+                # each earlier refutation of the same idea that did not convince makes the next one weaker: the
+                # student has heard it; one that answers what it just showed keeps more (0.75 a time), one it did
+                # not ask for (a test answer is no showing in the dialogue) halves
+                k = state.unsolicited.get(mid, 0)
+                state.unsolicited[mid] = k + 1
+                if shown == mid:
+                    base = P_REPAIR_SHOWN * spread * SOLICITED_DECAY ** k
+                else:
+                    base = (P_REPAIR_EARLIER if mid in state.said else P_REPAIR_BLIND) * spread * UNSOLICITED_DECAY ** k
             prob = base * (0.6 + 0.4 * state.engagement)
             if rng.random() < prob:
                 state.status[mid] = REPAIRED
@@ -647,7 +711,7 @@ def answer_item(state: StudentState, item: Item, rng: np.random.Generator) -> An
         return Answer("memorised", item.answer, True)
     for mid, wrong in item.misconception_answers.items():
         mkc = state.misconceptions[mid].kc
-        if state.status.get(mid) == ACTIVE and mkc in item.kcs and rng.random() < P_FIRE_TEST * _competing(state, mkc):
+        if state.status.get(mid) == ACTIVE and mkc in item.kcs and rng.random() < P_FIRE_TEST * _wins(state, mid):
             state.last_shown = mid
             state.voiced.add(mid)
             return Answer("misconception", wrong, wrong == item.answer, mid)

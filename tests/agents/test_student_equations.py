@@ -126,13 +126,15 @@ def test_forgetting_keeps_prior_knowledge_and_loses_f_of_the_session() -> None:
 
 
 def test_counterexample_timing_085_right_after_03_earlier_015_blind() -> None:
+    """0.85 right after the student showed the idea, 0.3 if it said it earlier in the dialogue, 0.15 otherwise --
+    a pre-test answer that showed it is no saying in the dialogue (it is what every misconception starts with)."""
     reader = ContentReader(TASK)
     reading = reader.read("1/2 + 1/2 = 1, not 2/4.")
     assert "add_across" in reading.refuted
     act = TutorAct(intent="guide_reasoning", strategy="scenario_question", guidance_level="L2",
                    target_kc="fraction_addition", content=reading)
     rates = {}
-    for when in ("just_now", "earlier", "blind"):
+    for when in ("just_now", "earlier", "pretest_only", "blind"):
         repaired = 0
         for seed in range(3000):
             state = _state()
@@ -142,10 +144,14 @@ def test_counterexample_timing_085_right_after_03_earlier_015_blind() -> None:
                 state.voiced.add("add_across")
             elif when == "earlier":
                 state.voiced.add("add_across")
+                state.said.add("add_across")
+            elif when == "pretest_only":
+                state.voiced.add("add_across")
             respond(state, act, np.random.default_rng(seed))
             repaired += state.status["add_across"] == "repaired"
         rates[when] = repaired / 3000
     # p = base * (0.6 + 0.4 e), engagement 1
     assert rates["just_now"] == pytest.approx(0.85, abs=0.03)
     assert rates["earlier"] == pytest.approx(0.3, abs=0.03)
+    assert rates["pretest_only"] == pytest.approx(0.15, abs=0.025)
     assert rates["blind"] == pytest.approx(0.15, abs=0.025)
