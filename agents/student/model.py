@@ -18,7 +18,8 @@ each task misconception held (``active``) with probability ``misconception_rate`
 .. math:: P(\text{correct}) = (1 - m)\,[L_K (1 - S') + (1 - L_K) G] \quad (m = \text{misread rate})
 
 with :math:`G` = ``guess`` for free answers and a uniformly random letter (:math:`G = 1/n`) for multiple choice.
-Before that, an ``active`` misconception the item has an answer for fires with :math:`p = 0.8 (1 - 0.4 L_k)` (the
+Before that, an ``active`` misconception the item has an answer for fires with :math:`p = 0.8 (1 - 0.4 L_k) s_m`
+(:math:`s_m` its strength, 1 unless exposition lowered it, see *Uptake*; the
 wrong rule competes with the right one on its component :math:`k`) and produces that
 answer and its wrong steps; a memorised item (its answer was told) is recalled with :math:`p = 0.9`. Memory is
 keyed by item id, so it does not transfer to isomorphic items.
@@ -38,7 +39,11 @@ zone *above* if :math:`g \ge 2`, *below* if :math:`g \le -2`, else *within* (the
   (named and not plain ``corrective_feedback``, or ``scenario_question`` / ``analogy`` on its KC) →
   ``repaired`` with :math:`p = 0.85` if the student has voiced it (in its last turn, earlier in the dialogue,
   or as a test answer) and the act names it (its own counterexample), else 0.3 (times :math:`0.6 + 0.4e`),
-  and :math:`L_k \mathrel{+}= 0.4 (1 - L_k)` (conceptual change brings understanding); by plain negation
+  and :math:`L_k \mathrel{+}= 0.4 (1 - L_k)` (conceptual change brings understanding); read from content the
+  chance is 0.85 when the counterexample answers what the student just showed (its last answer or turn), 0.3
+  when the student said the idea earlier in the dialogue, 0.15 otherwise (a pre-test answer included), times
+  :math:`0.75^r` (answering a showing) or :math:`0.5^r` (unsolicited) after :math:`r` earlier refutations of the
+  same idea, and times :math:`\min(1, 2/n)` in a turn refuting :math:`n` ideas; by plain negation
   (``corrective_feedback``) only → ``suppressed`` (:math:`p` 0.9 voiced / 0.7). A suppressed misconception
   fires rarely (0.05) in the dialogue and returns to ``active`` with probability ``relapse`` before the
   post-test;
@@ -81,6 +86,24 @@ accuracy and learn less from one who erred (Koenig & Harris, 2005). A counterexa
 (held: at once; else with :math:`p = 0.6 (1 - L_k)`): teaching errors teaches errors. Acts built by hand
 (``content is None``) are taken at their labels.
 
+**Uptake is bounded and responsive** (each rule with its source):
+
+- *a turn saturates* (cognitive load; Sweller, 1988): in the order of the turn the first two true statements get
+  full attention and each later one half the one before; a component's explanation weight is scaled by
+  :math:`\min(1, A_k / \min(n_k, 2))` (:math:`A_k` its statements' attention, :math:`n_k` their number) and a
+  secondary component's by :math:`\min(1, A_j)`, so material past the first ideas of a turn teaches little;
+  a turn longer than 900 characters costs :math:`0.15 \min(1, (c - 900)/1500)` engagement;
+- *repair needs the idea engaged now* (conceptual change needs dissatisfaction with one's own idea; Posner et
+  al., 1982): the timing and repeat factors of the *repair* rule above -- the pre-test showing every
+  misconception once does not keep a refutation strong all session, and refuting every idea at once splits the
+  student's attention;
+- *exposition competes with a held wrong rule* (refutation text beats plain exposition by d ~ 0.4-0.6 and
+  exposition still beats nothing; Guzzetti et al., 1993; Tippett, 2010): a turn with true statements on
+  :math:`k` and nothing false multiplies the strength :math:`s_m` of each active misconception of :math:`k` by
+  :math:`1 - 0.5\,a\,(0.6 + 0.4e)` (:math:`a` the component's attention share above), down to 0.35; an active
+  misconception fires with :math:`s_m` times its rate (tests and dialogue), so the right answer becomes more
+  likely while the wrong rule is still held; only a counterexample removes it.
+
 **Adaptivity** (each rule with its source and the size it reproduces): explanations weigh
 :math:`(1 - 0.8 L_k)` — the expertise-reversal effect (Kalyuga et al., 2003: worked examples help novices,
 hinder experts; here a near-master gains a fifth of a novice's); questions succeed with the BKT probability
@@ -92,11 +115,12 @@ ICAP (Chi & Wylie, 2014): passive (explanation, x0.85 with uptake) < active (rec
 transfer (x1.5 and the linked component's step) pays only from :math:`L_k \ge 0.5` and distracts before
 (x0.6) — transfer needs a base (Bransford & Schwartz, 1999); plain negation only suppresses (relapse before
 the post-test), a counterexample repairs — conceptual change (Posner et al., 1982), which needs
-dissatisfaction: it repairs with 0.85 right after the student used the idea, 0.3 if it voiced it earlier, 0.15
-blind; an active misconception fires with :math:`(1 - 0.4 L_k)` of its rate, competing with the right rule
-(Siegler's overlapping waves); the same move again (on any component) keeps :math:`\max(0.5, 0.85^r)` of its
-weight after :math:`r` repeats and costs :math:`0.01 \min(r, 4)` engagement (diminishing returns of massed,
-monotonous practice); mastery moves by the expected BKT transition (Corbett & Anderson, 1995).
+dissatisfaction: it repairs with 0.85 right after the student used the idea, 0.3 if it said it earlier in the
+dialogue, 0.15 blind, less with each earlier refutation of the same idea; an active misconception fires with
+:math:`(1 - 0.4 L_k)` of its rate, competing with the right rule (Siegler's overlapping waves); the same move again
+(on any component) keeps :math:`\max(0.5, 0.85^r)` of its weight after :math:`r` repeats and costs :math:`0.01
+\min(r, 4)` engagement (diminishing returns of massed, monotonous practice); mastery moves by the expected BKT
+transition (Corbett & Anderson, 1995).
 
 **Forgetting** applies once, before the first post-test item, to what was learned in the session:
 :math:`L_k \leftarrow L_k^0 + (L_k - L_k^0)(1 - F)` when :math:`L_k > L_k^0` (prior knowledge is not lost in
@@ -146,7 +170,7 @@ SCAFFOLD_BOOST = 0.4
 P_FIRE_DIALOGUE, P_FIRE_EXPLAIN, P_FIRE_SUPPRESSED, P_FIRE_TEST = 0.75, 0.4, 0.05, 0.8
 P_REPAIR_SHOWN, P_REPAIR_UNSHOWN, P_SUPPRESS_SHOWN, P_SUPPRESS_UNSHOWN = 0.85, 0.3, 0.9, 0.7
 # conceptual change needs dissatisfaction: a counterexample right after the student used the idea convinces
-# (0.85); one to an idea it voiced earlier less (0.3); one to an idea it never voiced rarely (0.15)
+# (0.85); one to an idea it said earlier in the dialogue less (0.3); one to an idea it never said there rarely (0.15)
 P_REPAIR_EARLIER, P_REPAIR_BLIND = 0.3, 0.15
 SECONDARY = 0.5  # true steps on other components in the same turn teach them at half an explanation's weight
 COMPETITION = 0.4  # an active misconception fires with p (1 - 0.4 L) of its component (see _competing)
@@ -179,9 +203,12 @@ UNSOLICITED_DECAY, SOLICITED_DECAY = 0.5, 0.75
 FOCUS = 2  # a turn refuting more than two ideas splits the student's attention: each repairs 2/n as often
 # exposition of the correct idea (Guzzetti et al., 1993; Tippett, 2010: refutation text beats plain exposition by
 # d ~ 0.4-0.6, exposition still beats nothing): each explained turn on a held misconception's component lowers
-# how often the wrong rule wins by 30% x attention x (0.6 + 0.4 e), down to 40% of its strength -- the right
+# how often the wrong rule wins by 50% x attention x (0.6 + 0.4 e), down to 35% of its strength -- the right
 # rule competes better (Siegler's overlapping waves); only a counterexample removes the wrong rule (repair)
 EXPOSITION, EXPOSITION_FLOOR = 0.5, 0.35
+# a right answer on the component while the wrong rule is held: the right rule gains strength by use (Siegler)
+USE_CUT = 0.3
+EXPOSED_NOW = 0.4  # the share of an exposition's cut that holds without practice (the rest waits for a question)
 
 
 @dataclass(slots=True)
@@ -213,6 +240,7 @@ class StudentState:
     trust: float = 1.0  # how far the student believes this tutor: each false statement costs (see _mislead)
     strength: dict[str, float] = field(default_factory=dict)  # misconception -> how often its rule wins (default 1)
     unsolicited: dict[str, int] = field(default_factory=dict)  # misconception -> refutations heard (not repaired)
+    primed: dict[str, float] = field(default_factory=dict)  # component -> exposition's cut awaiting practice
 
     @property
     def seen_items(self) -> frozenset[str]:
@@ -469,6 +497,9 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator, chars:
                 success += 0.5 * (1.0 - success)
             if rng.random() < success:
                 w = W_SUCCESS
+                for mid in held_on_kc:  # using the right rule successfully strengthens it against the wrong one
+                    if state.status.get(mid) == ACTIVE:
+                        state.strength[mid] = max(EXPOSITION_FLOOR, state.strength.get(mid, 1.0) * (1.0 - USE_CUT))
                 state.confidence += 0.05 * (1.0 - state.confidence)
                 state.engagement = min(1.0, state.engagement + 0.02)
                 if demand > state.bloom:
@@ -541,12 +572,8 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator, chars:
                     wj = SECONDARY * W_EXPLAIN * (1.0 - EXPERTISE_REVERSAL * lj) * p.explanation_uptake
                     wj *= min(1.0, attention.get(j, 0.0))
                     state.mastery[j] = lj + (1.0 - lj) * min(0.95, state.learn[j] * wj * z * eng * state.trust)
-    if not labelled and n_true and not reading.false_statements():
-        # exposition of the right idea makes it compete better with a wrong rule still held on its component
-        cut = EXPOSITION * focus_kc * (0.6 + 0.4 * state.engagement)
-        for mid in held_on_kc:
-            if state.status.get(mid) == ACTIVE:
-                state.strength[mid] = max(EXPOSITION_FLOOR, state.strength.get(mid, 1.0) * (1.0 - cut))
+    if not labelled:
+        _expose(state, kc, held_on_kc, n_true if not reading.false_statements() else 0, focus_kc, mode == "question")
 
     state.last_shown = plan.misconception if plan.cognition_state == "incorrect" else None
     if state.last_shown is not None:
@@ -601,6 +628,28 @@ def _competing(state: StudentState, kc: str) -> float:
     return 1.0 - COMPETITION * state.mastery.get(kc, 0.0)
 
 
+def _expose(state: StudentState, kc: str, held: list[str], n_true: int, focus: float, practised: bool) -> None:
+    """Exposition of the right idea on ``kc`` (``n_true`` true statements, nothing false) primes it against the
+    active wrong rules held there: a share of the cut at once (only what the turn primes beyond what is already
+    primed: the same exposition again adds nothing), the rest once the student works a question on ``kc`` with the
+    example in mind (example-problem pairs, Sweller & Cooper, 1985; retrieval consolidates, Roediger & Karpicke,
+    2006)."""
+    before = state.primed.get(kc, 0.0)
+    primed = before
+    if n_true:
+        primed = max(before, EXPOSITION * focus * (0.6 + 0.4 * state.engagement))
+    cut = (primed - before) * EXPOSED_NOW
+    if practised and primed:
+        cut += primed * (1.0 - EXPOSED_NOW)
+        primed = 0.0
+    state.primed[kc] = primed
+    if cut <= 0.0:
+        return
+    for mid in held:
+        if state.status.get(mid) == ACTIVE:
+            state.strength[mid] = max(EXPOSITION_FLOOR, state.strength.get(mid, 1.0) * (1.0 - cut))
+
+
 def _wins(state: StudentState, mid: str) -> float:
     """How often an active misconception's rule beats the right one: the competition with its component's mastery
     times the strength the exposition of the right idea has left it (1 untaught)."""
@@ -623,7 +672,7 @@ def _attention(reading) -> dict[str, float]:
 def _fire(state: StudentState, held: list[str], p_active: float, rng: np.random.Generator) -> str | None:
     for mid in held:
         s = state.status[mid]
-        if s == ACTIVE and rng.random() < p_active * _wins(state, mid):
+        if s == ACTIVE and rng.random() < p_active * _competing(state, state.misconceptions[mid].kc):
             return mid
         if s == SUPPRESSED and rng.random() < P_FIRE_SUPPRESSED:
             return mid
@@ -669,7 +718,9 @@ def _repair(state: StudentState, act: TutorAct, kc: str, shown: str | None, rng:
                 if shown == mid:
                     base = P_REPAIR_SHOWN * spread * SOLICITED_DECAY ** k
                 else:
-                    base = (P_REPAIR_EARLIER if mid in state.said else P_REPAIR_BLIND) * spread * UNSOLICITED_DECAY ** k
+                    # a pre-test answer showed the idea once: it counts as said earlier for the first refutation only
+                    earlier = mid in state.said or (mid in state.voiced and k == 0)
+                    base = (P_REPAIR_EARLIER if earlier else P_REPAIR_BLIND) * spread * UNSOLICITED_DECAY ** k
             prob = base * (0.6 + 0.4 * state.engagement)
             if rng.random() < prob:
                 state.status[mid] = REPAIRED
