@@ -43,7 +43,8 @@ zone *above* if :math:`g \ge 2`, *below* if :math:`g \le -2`, else *within* (the
   chance is 0.85 when the counterexample answers what the student just showed (its last answer or turn), 0.3
   when the student said the idea earlier in the dialogue, 0.15 otherwise (a pre-test answer included), times
   :math:`0.75^r` (answering a showing) or :math:`0.5^r` (unsolicited) after :math:`r` earlier refutations of the
-  same idea, and times :math:`\min(1, 2/n)` in a turn refuting :math:`n` ideas; by plain negation
+  same idea, and in a turn refuting :math:`n` ideas times :math:`\min(1, 2/n)` (answering a showing) or
+  :math:`1/n` (unsolicited); by plain negation
   (``corrective_feedback``) only → ``suppressed`` (:math:`p` 0.9 voiced / 0.7). A suppressed misconception
   fires rarely (0.05) in the dialogue and returns to ``active`` with probability ``relapse`` before the
   post-test;
@@ -98,11 +99,15 @@ accuracy and learn less from one who erred (Koenig & Harris, 2005). A counterexa
   misconception once does not keep a refutation strong all session, and refuting every idea at once splits the
   student's attention;
 - *exposition competes with a held wrong rule* (refutation text beats plain exposition by d ~ 0.4-0.6 and
-  exposition still beats nothing; Guzzetti et al., 1993; Tippett, 2010): a turn with true statements on
-  :math:`k` and nothing false multiplies the strength :math:`s_m` of each active misconception of :math:`k` by
-  :math:`1 - 0.5\,a\,(0.6 + 0.4e)` (:math:`a` the component's attention share above), down to 0.35; an active
-  misconception fires with :math:`s_m` times its rate (tests and dialogue), so the right answer becomes more
-  likely while the wrong rule is still held; only a counterexample removes it.
+  exposition still beats nothing; Guzzetti et al., 1993; Tippett, 2010): a turn stating the right idea on
+  :math:`k` (true statements that are not themselves refutations, nothing false) primes a cut
+  :math:`c = 0.5\,a\,(0.6 + 0.4e)` (:math:`a` the component's attention share above) of the strength
+  :math:`s_m` of each active misconception of :math:`k`: a quarter of it at once (only what exceeds what is
+  already primed: the same exposition again adds nothing), the rest when the student next works a question on
+  :math:`k` (example-problem pairs, Sweller & Cooper, 1985); a right answer there cuts :math:`s_m` by another
+  30% (the right rule gains strength by use); :math:`s_m \ge 0.35`. An active misconception fires on a test
+  item with :math:`s_m` times its rate, so the right answer becomes more likely while the wrong rule is still
+  held; only a counterexample removes it.
 
 **Adaptivity** (each rule with its source and the size it reproduces): explanations weigh
 :math:`(1 - 0.8 L_k)` — the expertise-reversal effect (Kalyuga et al., 2003: worked examples help novices,
@@ -200,7 +205,9 @@ LONG_TURN_CHARS, LONG_TURN_SPAN, LONG_TURN_COST = 900, 1500.0, 0.15
 # conceptual change needs dissatisfaction with one's own idea (Posner et al., 1982): a refutation the student did
 # not ask for by showing the idea just before weakens by half with each earlier unsolicited one of the same idea
 UNSOLICITED_DECAY, SOLICITED_DECAY = 0.5, 0.75
-FOCUS = 2  # a turn refuting more than two ideas splits the student's attention: each repairs 2/n as often
+# a turn refuting n ideas splits the student's attention: the idea it just showed repairs min(1, 2/n) as often,
+# an idea it did not ask about 1/n
+FOCUS = 2
 # exposition of the correct idea (Guzzetti et al., 1993; Tippett, 2010: refutation text beats plain exposition by
 # d ~ 0.4-0.6, exposition still beats nothing): each explained turn on a held misconception's component lowers
 # how often the wrong rule wins by 50% x attention x (0.6 + 0.4 e), down to 35% of its strength -- the right
@@ -208,7 +215,7 @@ FOCUS = 2  # a turn refuting more than two ideas splits the student's attention:
 EXPOSITION, EXPOSITION_FLOOR = 0.5, 0.35
 # a right answer on the component while the wrong rule is held: the right rule gains strength by use (Siegler)
 USE_CUT = 0.3
-EXPOSED_NOW = 0.4  # the share of an exposition's cut that holds without practice (the rest waits for a question)
+EXPOSED_NOW = 0.25  # the share of an exposition's cut that holds without practice (the rest waits for a question)
 
 
 @dataclass(slots=True)
@@ -573,7 +580,10 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator, chars:
                     wj *= min(1.0, attention.get(j, 0.0))
                     state.mastery[j] = lj + (1.0 - lj) * min(0.95, state.learn[j] * wj * z * eng * state.trust)
     if not labelled:
-        _expose(state, kc, held_on_kc, n_true if not reading.false_statements() else 0, focus_kc, mode == "question")
+        # exposition is the right idea stated, not a refutation (a case against the wrong idea acts through repair)
+        shown_right = sum(1 for c in reading.claims if c.kc == kc and c.verdict == "true" and not c.question
+                          and not c.refutes)
+        _expose(state, kc, held_on_kc, 0 if reading.false_statements() else shown_right, focus_kc, mode == "question")
 
     state.last_shown = plan.misconception if plan.cognition_state == "incorrect" else None
     if state.last_shown is not None:
@@ -689,8 +699,10 @@ def _repair(state: StudentState, act: TutorAct, kc: str, shown: str | None, rng:
     reading = act.content
     # a turn that also states falsehoods is no counterexample: the contrast it draws cannot be trusted
     refuted = reading.refuted if reading is not None and not reading.false_statements() else ()
-    # refuting many ideas at once splits the student's attention: each is weighed 2/n as often
+    # refuting many ideas at once splits the student's attention: the one it just showed is weighed 2/n as often
+    # (beyond two), one it did not ask about 1/n
     spread = min(1.0, FOCUS / len(refuted)) if refuted else 1.0
+    unasked_spread = 1.0 / len(refuted) if refuted else 1.0
     for mid, s in state.status.items():
         if s == REPAIRED:
             continue
@@ -720,7 +732,7 @@ def _repair(state: StudentState, act: TutorAct, kc: str, shown: str | None, rng:
                 else:
                     # a pre-test answer showed the idea once: it counts as said earlier for the first refutation only
                     earlier = mid in state.said or (mid in state.voiced and k == 0)
-                    base = (P_REPAIR_EARLIER if earlier else P_REPAIR_BLIND) * spread * UNSOLICITED_DECAY ** k
+                    base = (P_REPAIR_EARLIER if earlier else P_REPAIR_BLIND) * unasked_spread * UNSOLICITED_DECAY ** k
             prob = base * (0.6 + 0.4 * state.engagement)
             if rng.random() < prob:
                 state.status[mid] = REPAIRED

@@ -501,7 +501,7 @@ def test_repair_and_suppression(status: str, voicing: str | None, tutor: TutorAc
     for draw, expected in ((p - EPS, after), (p + EPS, status)):
         state = student(engagement=0.5)
         state.status["add_across"] = status
-        if voicing is not None:  # said in the dialogue (a pre-test answer alone: tests/agents/test_student_equations.py)
+        if voicing is not None:  # said in the dialogue (a pre-test answer alone: test_student_equations.py)
             state.voiced.add("add_across")
             state.said.add("add_across")
         if voicing == "shown":
