@@ -54,9 +54,10 @@ class FixedActTutor(ActTutor):
 class OracleTutor(ActTutor):
     """Reads the simulated student's hidden state (its :class:`SimulatedStudent`, handed over) and follows the
     model's rules: a misconception the student just used gets its counterexample (with a worked example for a
-    novice); a held one is drawn out with a question first; otherwise the weakest component gets a worked
-    example while it is weak (L < 0.45), then questions at the student's level, varied so that no move
-    repeats, and a transfer once it is strong. Not a tutor anyone could be: the upper reference."""
+    novice); a held one is refuted once, and again only if the student said it in the dialogue (an unsolicited
+    refutation weakens with each repeat), else drawn out with a question first; otherwise the weakest component
+    gets a worked example while it is weak (L < 0.45), then questions at the student's level, varied so that no
+    move repeats, and a transfer once it is strong. Not a tutor anyone could be: the upper reference."""
 
     name = "oracle"
 
@@ -83,8 +84,11 @@ class OracleTutor(ActTutor):
         if active:
             mid = active[0]
             kc = kcs[st.misconceptions[mid].kc]
-            if mid in st.voiced and self._last != ("check_understanding", None, "L1"):
-                # voiced before: the counterexample now (with the right way for a novice)
+            heard = st.unsolicited.get(mid, 0)
+            said = mid in st.said or (mid in st.voiced and heard == 0)
+            if (heard == 0 or said and heard < 2) and self._last != ("check_understanding", None, "L1"):
+                # never refuted yet, or said before and not refuted unasked twice already: the counterexample now
+                # (with the right way for a novice); an unsolicited refutation weakens with each repeat
                 intent, level = ("introduce_concept", "L1") if st.mastery[kc.id] < 0.5 else ("guide_reasoning", "L2")
                 return self._pick(_act(intent, "scenario_question", level, kc, task, misconception=mid)), mid
             return self._pick(_act("check_understanding", None, "L1", kc, task)), None  # draw it out first

@@ -106,6 +106,8 @@ def main() -> None:
     parser.add_argument("--per-family", type=int, default=5)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--task-set", action="append", default=None)
+    parser.add_argument("--tutors", nargs="+", default=None,
+                        help="tutors to play besides socratic (default: the built-ins and every probe)")
     parser.add_argument("--every-math-family", action="store_true",
                         help="play each math family in turn (math only) instead of the families the seeds draw")
     args = parser.parse_args()
@@ -115,17 +117,36 @@ def main() -> None:
         spec_list = every_math_family(args.seeds, args.per_family)
     else:
         spec_list = specs(args.seeds, tuple(args.task_set or ("math", "stem")), args.per_family)
-    tutors = list(BUILTIN) + list(PROBES)
+    unknown = [t for t in args.tutors or () if t not in PROBES and t not in BUILTIN]
+    if unknown:
+        parser.error(f"unknown tutors {unknown}; choose from {sorted(BUILTIN) + sorted(PROBES)}")
+    tutors = ["socratic", *(t for t in args.tutors if t != "socratic")] if args.tutors else \
+        list(BUILTIN) + list(PROBES)
     res = measure(tutors, spec_list, args.workers)
-    base = res["socratic"]
     print(f"{len(spec_list)} paired specs per tutor; difference from socratic ± paired s.e.")
-    print(f"{'tutor':28s} {'gain':>7s} {'reward':>7s} {'Δgain':>16s} {'Δreward':>16s} {'gain/soc':>8s}")
-    for t in tutors:
-        g, r = res[t][:, 0], res[t][:, 1]
+    print(table(res, spec_list))
+
+
+def table(res: dict[str, np.ndarray], spec_list: list[EpisodeSpec]) -> str:
+    """The paired table: per tutor, mean gain and reward, their paired difference from socratic (± s.e.), the gain
+    as a share of socratic's, and the gain difference in each task set."""
+    base = res["socratic"]
+    sets = sorted({s.task_set for s in spec_list})
+    cols = "".join(f" {'Δgain ' + ts:>16s}" for ts in sets)
+    lines = [f"{'tutor':28s} {'gain':>7s} {'reward':>7s} {'Δgain':>16s} {'Δreward':>16s} {'gain/soc':>8s}{cols}"]
+    for t, arr in res.items():
+        g, r = arr[:, 0], arr[:, 1]
         dg, sg = paired(g, base[:, 0])
         dr, sr = paired(r, base[:, 1])
         ratio = g.mean() / base[:, 0].mean() if base[:, 0].mean() else float("nan")
-        print(f"{t:28s} {g.mean():+7.3f} {r.mean():+7.3f} {dg:+8.3f} ± {sg:5.3f} {dr:+8.3f} ± {sr:5.3f} {ratio:8.2f}")
+        per = ""
+        for ts in sets:
+            mask = np.array([s.task_set == ts for s in spec_list])
+            d, se = paired(g[mask], base[mask, 0]) if mask.sum() > 1 else (float("nan"), float("nan"))
+            per += f" {d:+8.3f} ± {se:5.3f}"
+        lines.append(f"{t:28s} {g.mean():+7.3f} {r.mean():+7.3f} {dg:+8.3f} ± {sg:5.3f} {dr:+8.3f} ± {sr:5.3f} "
+                     f"{ratio:8.2f}{per}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

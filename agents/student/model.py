@@ -18,7 +18,8 @@ each task misconception held (``active``) with probability ``misconception_rate`
 .. math:: P(\text{correct}) = (1 - m)\,[L_K (1 - S') + (1 - L_K) G] \quad (m = \text{misread rate})
 
 with :math:`G` = ``guess`` for free answers and a uniformly random letter (:math:`G = 1/n`) for multiple choice.
-Before that, an ``active`` misconception the item has an answer for fires with :math:`p = 0.8 (1 - 0.4 L_k)` (the
+Before that, an ``active`` misconception the item has an answer for fires with :math:`p = 0.8 (1 - 0.4 L_k) s_m`
+(:math:`s_m` its strength, 1 unless exposition lowered it, see *Uptake*; the
 wrong rule competes with the right one on its component :math:`k`) and produces that
 answer and its wrong steps; a memorised item (its answer was told) is recalled with :math:`p = 0.9`. Memory is
 keyed by item id, so it does not transfer to isomorphic items.
@@ -38,7 +39,12 @@ zone *above* if :math:`g \ge 2`, *below* if :math:`g \le -2`, else *within* (the
   (named and not plain ``corrective_feedback``, or ``scenario_question`` / ``analogy`` on its KC) →
   ``repaired`` with :math:`p = 0.85` if the student has voiced it (in its last turn, earlier in the dialogue,
   or as a test answer) and the act names it (its own counterexample), else 0.3 (times :math:`0.6 + 0.4e`),
-  and :math:`L_k \mathrel{+}= 0.4 (1 - L_k)` (conceptual change brings understanding); by plain negation
+  and :math:`L_k \mathrel{+}= 0.4 (1 - L_k)` (conceptual change brings understanding); read from content the
+  chance is 0.85 when the counterexample answers what the student just showed (its last answer or turn), 0.3
+  when the student said the idea earlier in the dialogue, 0.15 otherwise (a pre-test answer included), times
+  :math:`0.75^r` (answering a showing) or :math:`0.5^r` (unsolicited) after :math:`r` earlier refutations of the
+  same idea, and in a turn refuting :math:`n` ideas times :math:`\min(1, 2/n)` (answering a showing) or
+  :math:`1/n` (unsolicited); by plain negation
   (``corrective_feedback``) only → ``suppressed`` (:math:`p` 0.9 voiced / 0.7). A suppressed misconception
   fires rarely (0.05) in the dialogue and returns to ``active`` with probability ``relapse`` before the
   post-test;
@@ -81,6 +87,28 @@ accuracy and learn less from one who erred (Koenig & Harris, 2005). A counterexa
 (held: at once; else with :math:`p = 0.6 (1 - L_k)`): teaching errors teaches errors. Acts built by hand
 (``content is None``) are taken at their labels.
 
+**Uptake is bounded and responsive** (each rule with its source):
+
+- *a turn saturates* (cognitive load; Sweller, 1988): in the order of the turn the first two true statements get
+  full attention and each later one half the one before; a component's explanation weight is scaled by
+  :math:`\min(1, A_k / \min(n_k, 2))` (:math:`A_k` its statements' attention, :math:`n_k` their number) and a
+  secondary component's by :math:`\min(1, A_j)`, so material past the first ideas of a turn teaches little;
+  a turn longer than 900 characters costs :math:`0.15 \min(1, (c - 900)/1500)` engagement;
+- *repair needs the idea engaged now* (conceptual change needs dissatisfaction with one's own idea; Posner et
+  al., 1982): the timing and repeat factors of the *repair* rule above -- the pre-test showing every
+  misconception once does not keep a refutation strong all session, and refuting every idea at once splits the
+  student's attention;
+- *exposition competes with a held wrong rule* (refutation text beats plain exposition by d ~ 0.4-0.6 and
+  exposition still beats nothing; Guzzetti et al., 1993; Tippett, 2010): a turn stating the right idea on
+  :math:`k` (true statements that are not themselves refutations, nothing false) primes a cut
+  :math:`c = 0.5\,a\,(0.6 + 0.4e)` (:math:`a` the component's attention share above) of the strength
+  :math:`s_m` of each active misconception of :math:`k`: a quarter of it at once (only what exceeds what is
+  already primed: the same exposition again adds nothing), the rest when the student next works a question on
+  :math:`k` (example-problem pairs, Sweller & Cooper, 1985); a right answer there cuts :math:`s_m` by another
+  30% (the right rule gains strength by use); :math:`s_m \ge 0.35`. An active misconception fires on a test
+  item with :math:`s_m` times its rate, so the right answer becomes more likely while the wrong rule is still
+  held; only a counterexample removes it.
+
 **Adaptivity** (each rule with its source and the size it reproduces): explanations weigh
 :math:`(1 - 0.8 L_k)` — the expertise-reversal effect (Kalyuga et al., 2003: worked examples help novices,
 hinder experts; here a near-master gains a fifth of a novice's); questions succeed with the BKT probability
@@ -92,11 +120,12 @@ ICAP (Chi & Wylie, 2014): passive (explanation, x0.85 with uptake) < active (rec
 transfer (x1.5 and the linked component's step) pays only from :math:`L_k \ge 0.5` and distracts before
 (x0.6) — transfer needs a base (Bransford & Schwartz, 1999); plain negation only suppresses (relapse before
 the post-test), a counterexample repairs — conceptual change (Posner et al., 1982), which needs
-dissatisfaction: it repairs with 0.85 right after the student used the idea, 0.3 if it voiced it earlier, 0.15
-blind; an active misconception fires with :math:`(1 - 0.4 L_k)` of its rate, competing with the right rule
-(Siegler's overlapping waves); the same move again (on any component) keeps :math:`\max(0.5, 0.85^r)` of its
-weight after :math:`r` repeats and costs :math:`0.01 \min(r, 4)` engagement (diminishing returns of massed,
-monotonous practice); mastery moves by the expected BKT transition (Corbett & Anderson, 1995).
+dissatisfaction: it repairs with 0.85 right after the student used the idea, 0.3 if it said it earlier in the
+dialogue, 0.15 blind, less with each earlier refutation of the same idea; an active misconception fires with
+:math:`(1 - 0.4 L_k)` of its rate, competing with the right rule (Siegler's overlapping waves); the same move again
+(on any component) keeps :math:`\max(0.5, 0.85^r)` of its weight after :math:`r` repeats and costs :math:`0.01
+\min(r, 4)` engagement (diminishing returns of massed, monotonous practice); mastery moves by the expected BKT
+transition (Corbett & Anderson, 1995).
 
 **Forgetting** applies once, before the first post-test item, to what was learned in the session:
 :math:`L_k \leftarrow L_k^0 + (L_k - L_k^0)(1 - F)` when :math:`L_k > L_k^0` (prior knowledge is not lost in
@@ -146,7 +175,7 @@ SCAFFOLD_BOOST = 0.4
 P_FIRE_DIALOGUE, P_FIRE_EXPLAIN, P_FIRE_SUPPRESSED, P_FIRE_TEST = 0.75, 0.4, 0.05, 0.8
 P_REPAIR_SHOWN, P_REPAIR_UNSHOWN, P_SUPPRESS_SHOWN, P_SUPPRESS_UNSHOWN = 0.85, 0.3, 0.9, 0.7
 # conceptual change needs dissatisfaction: a counterexample right after the student used the idea convinces
-# (0.85); one to an idea it voiced earlier less (0.3); one to an idea it never voiced rarely (0.15)
+# (0.85); one to an idea it said earlier in the dialogue less (0.3); one to an idea it never said there rarely (0.15)
 P_REPAIR_EARLIER, P_REPAIR_BLIND = 0.3, 0.15
 SECONDARY = 0.5  # true steps on other components in the same turn teach them at half an explanation's weight
 COMPETITION = 0.4  # an active misconception fires with p (1 - 0.4 L) of its component (see _competing)
@@ -168,6 +197,25 @@ CONTRADICTED = 0.5  # each false statement in a turn halves what its true conten
 TRUST_LOSS, TRUST_FLOOR = 0.8, 0.3  # each false statement: the tutor is believed 20% less (down to 30%)
 P_ADOPT = 0.6  # P(adopt a stated wrong rule) = 0.6 (1 - L)
 DEMAND_TO_BLOOM = {"recall": 0, "apply": 1, "explain": 2, "transfer": 3}
+# cognitive load (Sweller, 1988): working memory holds an idea or two; a turn's first two true statements get full
+# attention, each later one half the attention of the one before (a turn saturates near three ideas' worth)
+FULL_ATTENTION, SATURATION = 2, 0.5
+# a very long turn overloads and tires: engagement -0.15 x min(1, (chars - 900) / 1500) beyond 900 characters
+LONG_TURN_CHARS, LONG_TURN_SPAN, LONG_TURN_COST = 900, 1500.0, 0.15
+# conceptual change needs dissatisfaction with one's own idea (Posner et al., 1982): a refutation the student did
+# not ask for by showing the idea just before weakens by half with each earlier unsolicited one of the same idea
+UNSOLICITED_DECAY, SOLICITED_DECAY = 0.5, 0.75
+# a turn refuting n ideas splits the student's attention: the idea it just showed repairs min(1, 2/n) as often,
+# an idea it did not ask about 1/n
+FOCUS = 2
+# exposition of the correct idea (Guzzetti et al., 1993; Tippett, 2010: refutation text beats plain exposition by
+# d ~ 0.4-0.6, exposition still beats nothing): each explained turn on a held misconception's component lowers
+# how often the wrong rule wins by 50% x attention x (0.6 + 0.4 e), down to 35% of its strength -- the right
+# rule competes better (Siegler's overlapping waves); only a counterexample removes the wrong rule (repair)
+EXPOSITION, EXPOSITION_FLOOR = 0.5, 0.35
+# a right answer on the component while the wrong rule is held: the right rule gains strength by use (Siegler)
+USE_CUT = 0.3
+EXPOSED_NOW = 0.25  # the share of an exposition's cut that holds without practice (the rest waits for a question)
 
 
 @dataclass(slots=True)
@@ -191,11 +239,15 @@ class StudentState:
     last_shown: str | None = None
     last_kc: str | None = None  # the component of the previous on-topic act (coherence)
     voiced: set[str] = field(default_factory=set)  # misconceptions the student has stated (tests or dialogue)
+    said: set[str] = field(default_factory=set)  # misconceptions the student has stated in the dialogue
     steps_cache: dict = field(default_factory=dict)  # the verbaliser's solution steps per KC (fixed per task)
     forgotten: bool = False
     turns: int = 0
     moves: dict = field(default_factory=dict)  # (mode, worked example?, intent, strategy, level) -> times played
     trust: float = 1.0  # how far the student believes this tutor: each false statement costs (see _mislead)
+    strength: dict[str, float] = field(default_factory=dict)  # misconception -> how often its rule wins (default 1)
+    unsolicited: dict[str, int] = field(default_factory=dict)  # misconception -> refutations heard (not repaired)
+    primed: dict[str, float] = field(default_factory=dict)  # component -> exposition's cut awaiting practice
 
     @property
     def seen_items(self) -> frozenset[str]:
@@ -315,6 +367,7 @@ def open_dialogue(state: StudentState, rng: np.random.Generator) -> Plan:
         mid = active[0]
         state.last_shown = mid
         state.voiced.add(mid)
+        state.said.add(mid)
         return Plan("opening_attempt", "incorrect", min(2, max(state.bloom, 1)), state.misconceptions[mid].kc, mid,
                     _kc_discipline(state, state.misconceptions[mid].kc))
     state.last_shown = None
@@ -324,11 +377,12 @@ def open_dialogue(state: StudentState, rng: np.random.Generator) -> Plan:
     return Plan("opening_question", "vague_understanding", min(1, state.bloom), first_kc, None, disc)
 
 
-def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Plan:
+def respond(state: StudentState, act: TutorAct, rng: np.random.Generator, chars: int = 0) -> Plan:
     """Apply one tutor act to ``state`` (learning, repair, affect) and return the student's planned reply.
 
     The student learns from ``act.content`` (what the turn says, checked against the task: see the module
-    docstring); an act without content (built by hand) is taken at its labels."""
+    docstring); an act without content (built by hand) is taken at its labels. ``chars`` is the length of the
+    turn's text (0: unknown, no load cost)."""
     p = state.persona
     state.turns += 1
     reading = act.content
@@ -372,6 +426,8 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
     elif zone == "above" and kc is not None:
         state.anxiety += 0.1 * (1.0 - state.anxiety)
         state.confidence *= 0.95
+    if chars > LONG_TURN_CHARS:  # cognitive overload: a wall of text tires whatever it says
+        e -= LONG_TURN_COST * min(1.0, (chars - LONG_TURN_CHARS) / LONG_TURN_SPAN)
     e = min(1.0, max(0.02, e))
     state.engagement = e
 
@@ -399,6 +455,9 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
 
     lk = state.mastery[kc]
     disc = _kc_discipline(state, kc)
+    attention = _attention(reading) if not labelled else {}
+    # the component's share of the turn's attention (1: its first idea or two came while the student attended)
+    focus_kc = 1.0 if labelled or n_true == 0 else min(1.0, attention.get(kc, 0.0) / min(n_true, FULL_ATTENTION))
     transfer_links = ()
     if act.intent == "trigger_transfer" or act.discipline_transfer:
         transfer_links = tuple(link for link in state.kcs[kc].links if link.discipline in act.disciplines)
@@ -422,6 +481,8 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
             w *= WORKED_EXAMPLE  # a run of true steps is a worked example
     if not labelled and w > 0.0:
         w *= CONTRADICTED ** min(3, reading.false_statements())  # true and false mixed: the student cannot tell
+        if mode == "explain":
+            w *= focus_kc  # material past the first ideas of a turn is barely processed
         if act.intent == "summarize":
             w *= W_SUMMARY  # a recap consolidates; it does not teach what was never worked on
     if act.reveals_answer and question:  # a question that gives the answer away: remembered, not generated
@@ -443,6 +504,9 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
                 success += 0.5 * (1.0 - success)
             if rng.random() < success:
                 w = W_SUCCESS
+                for mid in held_on_kc:  # using the right rule successfully strengthens it against the wrong one
+                    if state.status.get(mid) == ACTIVE:
+                        state.strength[mid] = max(EXPOSITION_FLOOR, state.strength.get(mid, 1.0) * (1.0 - USE_CUT))
                 state.confidence += 0.05 * (1.0 - state.confidence)
                 state.engagement = min(1.0, state.engagement + 0.02)
                 if demand > state.bloom:
@@ -507,16 +571,24 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator) -> Pla
         step = min(0.95, state.learn[kc] * w * z * eng * rho * phi * mu * coherence * state.trust)
         state.mastery[kc] = lk + (1.0 - lk) * step
         if mode == "explain" and not labelled:
-            # a worked example that runs through other components' steps teaches those too, at half weight
+            # a worked example that runs through other components' steps teaches those too, at half weight and
+            # only as far as the student still attends (the turn's first ideas take its working memory)
             for j in state.mastery:
                 if j != kc and reading.true_statements(j):
                     lj = state.mastery[j]
                     wj = SECONDARY * W_EXPLAIN * (1.0 - EXPERTISE_REVERSAL * lj) * p.explanation_uptake
+                    wj *= min(1.0, attention.get(j, 0.0))
                     state.mastery[j] = lj + (1.0 - lj) * min(0.95, state.learn[j] * wj * z * eng * state.trust)
+    if not labelled:
+        # exposition is the right idea stated, not a refutation (a case against the wrong idea acts through repair)
+        shown_right = sum(1 for c in reading.claims if c.kc == kc and c.verdict == "true" and not c.question
+                          and not c.refutes)
+        _expose(state, kc, held_on_kc, 0 if reading.false_statements() else shown_right, focus_kc, mode == "question")
 
     state.last_shown = plan.misconception if plan.cognition_state == "incorrect" else None
     if state.last_shown is not None:
         state.voiced.add(state.last_shown)
+        state.said.add(state.last_shown)
     return plan
 
 
@@ -566,6 +638,47 @@ def _competing(state: StudentState, kc: str) -> float:
     return 1.0 - COMPETITION * state.mastery.get(kc, 0.0)
 
 
+def _expose(state: StudentState, kc: str, held: list[str], n_true: int, focus: float, practised: bool) -> None:
+    """Exposition of the right idea on ``kc`` (``n_true`` true statements, nothing false) primes it against the
+    active wrong rules held there: a share of the cut at once (only what the turn primes beyond what is already
+    primed: the same exposition again adds nothing), the rest once the student works a question on ``kc`` with the
+    example in mind (example-problem pairs, Sweller & Cooper, 1985; retrieval consolidates, Roediger & Karpicke,
+    2006)."""
+    before = state.primed.get(kc, 0.0)
+    primed = before
+    if n_true:
+        primed = max(before, EXPOSITION * focus * (0.6 + 0.4 * state.engagement))
+    cut = (primed - before) * EXPOSED_NOW
+    if practised and primed:
+        cut += primed * (1.0 - EXPOSED_NOW)
+        primed = 0.0
+    state.primed[kc] = primed
+    if cut <= 0.0:
+        return
+    for mid in held:
+        if state.status.get(mid) == ACTIVE:
+            state.strength[mid] = max(EXPOSITION_FLOOR, state.strength.get(mid, 1.0) * (1.0 - cut))
+
+
+def _wins(state: StudentState, mid: str) -> float:
+    """How often an active misconception's rule beats the right one: the competition with its component's mastery
+    times the strength the exposition of the right idea has left it (1 untaught)."""
+    return _competing(state, state.misconceptions[mid].kc) * state.strength.get(mid, 1.0)
+
+
+def _attention(reading) -> dict[str, float]:
+    """Per component, the attention its true statements get in the turn's order: the first two statements full
+    attention, each later one half the one before (working memory saturates; Sweller, 1988)."""
+    out: dict[str, float] = {}
+    i = 0
+    for c in reading.claims:
+        if c.kc is None or c.verdict != "true" or c.question:
+            continue
+        i += 1
+        out[c.kc] = out.get(c.kc, 0.0) + (1.0 if i <= FULL_ATTENTION else SATURATION ** (i - FULL_ATTENTION))
+    return out
+
+
 def _fire(state: StudentState, held: list[str], p_active: float, rng: np.random.Generator) -> str | None:
     for mid in held:
         s = state.status[mid]
@@ -586,6 +699,10 @@ def _repair(state: StudentState, act: TutorAct, kc: str, shown: str | None, rng:
     reading = act.content
     # a turn that also states falsehoods is no counterexample: the contrast it draws cannot be trusted
     refuted = reading.refuted if reading is not None and not reading.false_statements() else ()
+    # refuting many ideas at once splits the student's attention: the one it just showed is weighed 2/n as often
+    # (beyond two), one it did not ask about 1/n
+    spread = min(1.0, FOCUS / len(refuted)) if refuted else 1.0
+    unasked_spread = 1.0 / len(refuted) if refuted else 1.0
     for mid, s in state.status.items():
         if s == REPAIRED:
             continue
@@ -605,7 +722,17 @@ def _repair(state: StudentState, act: TutorAct, kc: str, shown: str | None, rng:
                 voiced = (shown == mid or mid in state.voiced) and named
                 base = P_REPAIR_SHOWN if voiced else P_REPAIR_UNSHOWN
             else:
-                base = P_REPAIR_SHOWN if shown == mid else P_REPAIR_EARLIER if mid in state.voiced else P_REPAIR_BLIND
+                # each earlier refutation of the same idea that did not convince makes the next one weaker: the
+                # student has heard it; one that answers what it just showed keeps more (0.75 a time), one it did
+                # not ask for (a test answer is no showing in the dialogue) halves
+                k = state.unsolicited.get(mid, 0)
+                state.unsolicited[mid] = k + 1
+                if shown == mid:
+                    base = P_REPAIR_SHOWN * spread * SOLICITED_DECAY ** k
+                else:
+                    # a pre-test answer showed the idea once: it counts as said earlier for the first refutation only
+                    earlier = mid in state.said or (mid in state.voiced and k == 0)
+                    base = (P_REPAIR_EARLIER if earlier else P_REPAIR_BLIND) * unasked_spread * UNSOLICITED_DECAY ** k
             prob = base * (0.6 + 0.4 * state.engagement)
             if rng.random() < prob:
                 state.status[mid] = REPAIRED
@@ -647,7 +774,7 @@ def answer_item(state: StudentState, item: Item, rng: np.random.Generator) -> An
         return Answer("memorised", item.answer, True)
     for mid, wrong in item.misconception_answers.items():
         mkc = state.misconceptions[mid].kc
-        if state.status.get(mid) == ACTIVE and mkc in item.kcs and rng.random() < P_FIRE_TEST * _competing(state, mkc):
+        if state.status.get(mid) == ACTIVE and mkc in item.kcs and rng.random() < P_FIRE_TEST * _wins(state, mid):
             state.last_shown = mid
             state.voiced.add(mid)
             return Answer("misconception", wrong, wrong == item.answer, mid)

@@ -120,7 +120,7 @@ class SimulatedStudent:
         if act is None:
             plan = open_dialogue(state, self._rng)
         elif isinstance(act, TutorAct):
-            plan = respond(state, act, self._rng)
+            plan = respond(state, act, self._rng, chars=len(info.get("tutor_utterance") or ""))
         else:
             raise ValueError(f"info['tutor_act'] must be a TutorAct or None, got {type(act).__name__}")
         text = self.verbaliser.say(plan, state, self._text_rng)

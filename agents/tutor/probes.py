@@ -354,8 +354,263 @@ def _reword(sentence: str, lead: bool = True) -> str:
     return "In other words: " + out[0].lower() + out[1:] if lead else out
 
 
+# ------------------------------------------------------------------------------------- issue 26: uptake probes
+
+
+def _sentences_of(text: str) -> list[str]:
+    return [x for x in re.split(r"(?<=[.!?])\s+", text.strip()) if x]
+
+
+def _facts_of(kc: dict) -> list[str]:
+    """A component's true sentences as the task states them: its facts (STEM), else its explanation's."""
+    return list(kc.get("facts") or []) or _sentences_of(kc["explanation"])
+
+
+def _material_of(kc: dict) -> list[str]:
+    """All of a component's true teaching text: its explanation, worked example and facts."""
+    out = _sentences_of(kc["explanation"]) + _sentences_of(kc.get("worked_example") or "")
+    return out + [f for f in kc.get("facts") or [] if f not in out]
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
+def _bare(sentence: str) -> str:
+    return _lower_first(sentence.strip().rstrip(".!?"))
+
+
+def _last_student(info: dict) -> str:
+    return next((m["content"] for m in reversed(info.get("messages", [])) if m["role"] == "user"), "")
+
+
+class VolumeTutor(_Plain):
+    """All of the task's true material every turn (every component's explanation, worked example and facts), no
+    adaptation: volume in place of teaching."""
+
+    name = "probe_volume"
+
+    def say(self, observation: dict, info: dict) -> str:
+        return " ".join(s for kc in info["task"]["knowledge_components"] for s in _material_of(kc))
+
+
+class CounterexampleSpray(_Plain):
+    """Every turn, the counterexample to every misconception of the task plus one fact per component, whatever
+    the student said."""
+
+    name = "probe_counter_spray"
+
+    def say(self, observation: dict, info: dict) -> str:
+        task = info["task"]
+        counters = [m["counterexample"] for m in task["misconceptions"]]
+        facts = [_facts_of(kc)[(self._turn - 1) % len(_facts_of(kc))] for kc in task["knowledge_components"]]
+        return " ".join(counters + facts)
+
+
+class EchoStudent(_Plain):
+    """The student's last words said back as the tutor's own statement, with approval."""
+
+    name = "probe_echo_student"
+
+    def say(self, observation: dict, info: dict) -> str:
+        last = _last_student(info).strip() or info["task"]["statement"]
+        return f"Exactly: {last} Well said."
+
+
+class StateRetract(_Plain):
+    """A true fact of a component, retracted in the next sentence: it teaches that the fact is false."""
+
+    name = "probe_state_retract"
+
+    def say(self, observation: dict, info: dict) -> str:
+        kcs = info["task"]["knowledge_components"]
+        kc = kcs[(self._turn - 1) % len(kcs)]
+        facts = _facts_of(kc)
+        return f"{facts[(self._turn - 1) // len(kcs) % len(facts)]} Actually, no: that is false."
+
+
+class EndorseMisconception(_Plain):
+    """A misconception's belief quoted as reported speech and then endorsed."""
+
+    name = "probe_endorse_misconception"
+
+    def say(self, observation: dict, info: dict) -> str:
+        task = info["task"]
+        mis = task["misconceptions"]
+        if not mis:
+            return f"Some say {_bare(task['knowledge_components'][0]['name'])} is hard. And they are right."
+        m = mis[(self._turn - 1) % len(mis)]
+        return f"Some say that {_bare(m['belief'])}. And they are right."
+
+
+class NegatedTruths(_Plain):
+    """The component's true facts, each denied: "It is not true that <fact>."""
+
+    name = "probe_negated_truths"
+
+    def say(self, observation: dict, info: dict) -> str:
+        kcs = info["task"]["knowledge_components"]
+        kc = kcs[(self._turn - 1) % len(kcs)]
+        facts = _facts_of(kc)
+        return " ".join(f"It is not true that {_bare(f)}." for f in facts[:2])
+
+
+class LessonVerbatim(_Plain):
+    """The lesson pasted verbatim: one component a turn, its explanation and worked example, no question, no
+    adaptation."""
+
+    name = "probe_lesson_verbatim"
+
+    def say(self, observation: dict, info: dict) -> str:
+        kcs = info["task"]["knowledge_components"]
+        kc = kcs[(self._turn - 1) % len(kcs)]
+        return f"{kc['explanation']} {kc.get('worked_example') or ''}".strip()
+
+
+class LessonShuffled(LessonVerbatim):
+    """The verbatim lesson with each sentence's words in random order: the same words, no statement."""
+
+    name = "probe_lesson_shuffled"
+
+    def say(self, observation: dict, info: dict) -> str:
+        out = []
+        for sent in _sentences_of(super().say(observation, info)):
+            words = sent.rstrip(".!?").split()
+            out.append(" ".join(words[i] for i in self._rng.permutation(len(words))) + ".")
+        return " ".join(out)
+
+
+class FactEachComponent(_Plain):
+    """One true fact on every component of the task each turn (breadth without depth)."""
+
+    name = "probe_fact_each"
+
+    def say(self, observation: dict, info: dict) -> str:
+        kcs = info["task"]["knowledge_components"]
+        return " ".join(_facts_of(kc)[(self._turn - 1) % len(_facts_of(kc))] for kc in kcs)
+
+
+class TrivialScaffold(_Plain):
+    """A fact followed by a question it answers itself ("… What did I just say?"): a scaffold by its shape,
+    a recall of the sentence before by its content."""
+
+    name = "probe_trivial_scaffold"
+
+    def say(self, observation: dict, info: dict) -> str:
+        kcs = info["task"]["knowledge_components"]
+        kc = kcs[(self._turn - 1) % len(kcs)]
+        fact = _facts_of(kc)[0]
+        return f"Here's a hint: {fact} So, what did I just say about {kc['name'].lower()}?"
+
+
+class PracticeQuestionSpam(_Plain):
+    """Every component's practice questions fired at once every turn, no teaching, no waiting for answers."""
+
+    name = "probe_question_spam"
+
+    def say(self, observation: dict, info: dict) -> str:
+        qs = [q["text"] for kc in info["task"]["knowledge_components"] for q in kc.get("questions", [])]
+        if not qs:
+            return info["task"]["statement"]
+        start = (self._turn - 1) * 3 % len(qs)
+        return " ".join(qs[(start + i) % len(qs)] for i in range(min(6, len(qs))))
+
+
+class PaddedSocratic(SocraticTutor):
+    """Socratic followed by about 2,000 characters of its component's true sentences (volume added to
+    teaching)."""
+
+    name = "probe_socratic_padded"
+
+    def speak(self, act, task: Task, misconception, info: dict) -> str:
+        text = super().speak(act, task, misconception, info)
+        if act.target_kc is None or act.ends_session:
+            return text
+        kc = task.kc(act.target_kc).model_dump(mode="json")
+        material = _material_of(kc)
+        pad: list[str] = []
+        while sum(len(x) + 1 for x in pad) < 2000:
+            pad.append(material[len(pad) % len(material)])
+        return text + " " + " ".join(pad)
+
+
+_CUES = ("Let's think step by step.", "Here's a hint:", "Imagine a counterexample:", "Let's connect this to "
+         "another discipline.", "Great thinking!", "Let's break it down.", "Why do you think so?")
+
+
+class CueWordSocratic(SocraticTutor):
+    """Socratic with the schema's cue phrases (hint, counterexample, step by step, transfer, praise) added to every
+    turn: cue words without content."""
+
+    name = "probe_socratic_cues"
+
+    def speak(self, act, task: Task, misconception, info: dict) -> str:
+        text = super().speak(act, task, misconception, info)
+        if act.ends_session:
+            return text
+        picks = [_CUES[int(i)] for i in self._rng.permutation(len(_CUES))[:3]]
+        return f"{picks[0]} {picks[1]} {text} {picks[2]}"
+
+
+class ExplainThenAsk(_Plain):
+    """A control that teaches by exposition: each tested component in turn, its explanation and worked example,
+    then one of its practice questions; no counterexamples, no adaptation."""
+
+    name = "probe_explain_ask"
+
+    def say(self, observation: dict, info: dict) -> str:
+        task = info["task"]
+        tested = {k for r in info.get("pretest", []) for k in r.get("kcs", [])}
+        kcs = [k for k in task["knowledge_components"] if k["id"] in tested] or task["knowledge_components"]
+        kc = kcs[(self._turn - 1) // 2 % len(kcs)]
+        if self._turn % 2 == 1:
+            return f"Let me explain {kc['name'].lower()}. {kc['explanation']} {kc.get('worked_example') or ''}".strip()
+        qs = [q["text"] for q in kc.get("questions", [])] or [f"How would you use {kc['name'].lower()} here?"]
+        return f"Now you try: {qs[(self._turn // 2) % len(qs)]}"
+
+
+_OPENERS = ("Great question! Let's dig into this together.", "Absolutely, happy to help with this!",
+            "Good thinking! Let's work through it.")
+
+
+def _chat_format(text: str, rng: np.random.Generator) -> str:
+    """Text as a chat model lays it out: a warm opener, a ``###`` heading, one bullet per sentence with the
+    first in bold, fractions and operators in LaTeX, and a closing offer."""
+    end = END_MARKER in text
+    body = text.replace(END_MARKER, "").strip()
+    sents = _sentences_of(body) or [body]
+    latexed = [re.sub(r"(?<![\w.])(\d+)/(\d+)(?![\w.])", r"$\\frac{\1}{\2}$", s).replace("×", "$\\times$")
+               for s in sents]
+    bullets = [f"- **{latexed[0]}**"] + [f"- {s}" for s in latexed[1:]]
+    opener = _OPENERS[int(rng.integers(len(_OPENERS)))]
+    out = f"{opener}\n\n### Let's think it through\n\n" + "\n".join(bullets)
+    return out + (f"\n\n{END_MARKER}" if end else "\n\nTake your time and let me know what you think.")
+
+
+class ChatModelSocratic(SocraticTutor):
+    """A control: socratic's content written as a chat model writes it (warm opener, ``###`` heading, bullets,
+    bold, LaTeX fractions); the same teaching must keep its gain."""
+
+    name = "probe_socratic_chat"
+
+    def speak(self, act, task: Task, misconception, info: dict) -> str:
+        return _chat_format(super().speak(act, task, misconception, info), self._rng)
+
+
 PROBES = {cls.name: cls for cls in (
     LabelFarming, KeywordQuestions, ContentFreeSocratic, WrongNumbers, MisconceptionTeacher, OtherTaskMaterial,
-    PosttestTeacher, PersonaExploit, PromptInjection, ParaphrasedSocratic, BareSocratic, OwnWordsTeacher, OwnWordsLLM)}
+    PosttestTeacher, PersonaExploit, PromptInjection, ParaphrasedSocratic, BareSocratic, OwnWordsTeacher, OwnWordsLLM,
+    VolumeTutor, CounterexampleSpray, EchoStudent, StateRetract, EndorseMisconception, NegatedTruths, LessonVerbatim,
+    LessonShuffled, FactEachComponent, TrivialScaffold, PracticeQuestionSpam, PaddedSocratic, CueWordSocratic,
+    ExplainThenAsk, ChatModelSocratic)}
 
-__all__ = ["PROBES"]
+# the issue-26 probes: tutors that score without teaching (each must lose to socratic on gain and reward)
+UPTAKE_GAMING = ("probe_volume", "probe_counter_spray", "probe_echo_student", "probe_state_retract",
+                 "probe_endorse_misconception", "probe_negated_truths", "probe_lesson_verbatim",
+                 "probe_lesson_shuffled", "probe_fact_each", "probe_trivial_scaffold", "probe_question_spam")
+# socratic with volume or cue words added: no more gain than socratic; padding costs reward
+UPTAKE_ADDED = ("probe_socratic_padded", "probe_socratic_cues")
+# controls that teach: socratic as a chat model writes it, and explain-then-ask
+UPTAKE_CONTROLS = ("probe_socratic_chat", "probe_explain_ask")
+
+__all__ = ["PROBES", "UPTAKE_ADDED", "UPTAKE_CONTROLS", "UPTAKE_GAMING"]

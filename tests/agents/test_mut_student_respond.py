@@ -501,8 +501,9 @@ def test_repair_and_suppression(status: str, voicing: str | None, tutor: TutorAc
     for draw, expected in ((p - EPS, after), (p + EPS, status)):
         state = student(engagement=0.5)
         state.status["add_across"] = status
-        if voicing is not None:
+        if voicing is not None:  # said in the dialogue (a pre-test answer alone: test_student_equations.py)
             state.voiced.add("add_across")
+            state.said.add("add_across")
         if voicing == "shown":
             state.last_shown = "add_across"
         respond(state, tutor, Draws(0.999, draw))
@@ -649,6 +650,7 @@ def _held(status: str, voiced: bool = False, shown: bool = False):
         state.status["add_across"] = status
         if voiced or shown:
             state.voiced.add("add_across")
+            state.said.add("add_across")
         if shown:
             state.last_shown = "add_across"
     return setup

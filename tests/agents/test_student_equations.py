@@ -126,26 +126,42 @@ def test_forgetting_keeps_prior_knowledge_and_loses_f_of_the_session() -> None:
 
 
 def test_counterexample_timing_085_right_after_03_earlier_015_blind() -> None:
+    """0.85 right after the student showed the idea, 0.3 if it said it earlier in the dialogue, 0.15 otherwise; a
+    pre-test answer that showed it counts as said only for the first refutation. Each earlier refutation of the
+    same idea multiplies the chance by 0.75 when it answers a showing and by 0.5 when it is unsolicited."""
     reader = ContentReader(TASK)
     reading = reader.read("1/2 + 1/2 = 1, not 2/4.")
     assert "add_across" in reading.refuted
     act = TutorAct(intent="guide_reasoning", strategy="scenario_question", guidance_level="L2",
                    target_kc="fraction_addition", content=reading)
+    cases = {  # when: (shown now, said in the dialogue, shown on the pre-test, earlier refutations)
+        "just_now": (True, True, True, 0), "just_now_again": (True, True, True, 2),
+        "earlier": (False, True, True, 0), "earlier_again": (False, True, True, 1),
+        "pretest_only": (False, False, True, 0), "pretest_only_again": (False, False, True, 1),
+        "blind": (False, False, False, 0),
+    }
     rates = {}
-    for when in ("just_now", "earlier", "blind"):
+    for when, (now, said, pretest, heard) in cases.items():
         repaired = 0
         for seed in range(3000):
             state = _state()
             state.status["add_across"] = "active"
-            if when == "just_now":
+            if now:
                 state.last_shown = "add_across"
+            if said:
+                state.said.add("add_across")
+            if pretest:
                 state.voiced.add("add_across")
-            elif when == "earlier":
-                state.voiced.add("add_across")
+            if heard:
+                state.unsolicited["add_across"] = heard
             respond(state, act, np.random.default_rng(seed))
             repaired += state.status["add_across"] == "repaired"
         rates[when] = repaired / 3000
     # p = base * (0.6 + 0.4 e), engagement 1
     assert rates["just_now"] == pytest.approx(0.85, abs=0.03)
+    assert rates["just_now_again"] == pytest.approx(0.85 * 0.75 ** 2, abs=0.03)
     assert rates["earlier"] == pytest.approx(0.3, abs=0.03)
+    assert rates["earlier_again"] == pytest.approx(0.15, abs=0.025)
+    assert rates["pretest_only"] == pytest.approx(0.3, abs=0.03)
+    assert rates["pretest_only_again"] == pytest.approx(0.15 * 0.5, abs=0.02)
     assert rates["blind"] == pytest.approx(0.15, abs=0.025)
