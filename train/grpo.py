@@ -326,6 +326,19 @@ def lora_state(model: Any) -> dict[str, Any]:
     return {n: p.detach().clone() for n, p in model.named_parameters() if "lora_" in n and p.requires_grad}
 
 
+def train_and_count_changes(trainer: Any, results: dict) -> None:
+    """``trainer.train()``, recording in ``results`` its seconds and how many LoRA tensors it changed."""
+    import torch
+
+    before = lora_state(trainer.model)
+    t0 = time.time()
+    trainer.train()
+    results["train_seconds"] = round(time.time() - t0, 1)
+    after = lora_state(trainer.model)
+    results["lora_tensors"] = len(before)
+    results["lora_tensors_changed"] = sum(not torch.equal(before[n], after[n]) for n in before)
+
+
 # ---------------------------------------------------------------------------------------------- evaluation
 def evaluate(base: str, adapter: str | None, settings: EvalSettings, out_dir: Path, threads: int | None) -> dict:
     """``hf:base`` (+ ``adapter``) on the held-out specs through :func:`tutorzoo.train.common.evaluate_tutor`."""
@@ -448,13 +461,7 @@ def run(cfg: GRPORecipeConfig) -> dict[str, Any]:
         trainer = GRPOTrainer(model=model, reward_funcs=funcs, args=args, train_dataset=build_dataset(train_specs),
                               processing_class=tokenizer, peft_config=peft_config, rollout_func=rollout,
                               callbacks=[log_callback(out_dir / "log_history.jsonl")])
-        before = lora_state(trainer.model)
-        t0 = time.time()
-        trainer.train()
-        results["train_seconds"] = round(time.time() - t0, 1)
-        after = lora_state(trainer.model)
-        results["lora_tensors"] = len(before)
-        results["lora_tensors_changed"] = sum(not torch.equal(before[n], after[n]) for n in before)
+        train_and_count_changes(trainer, results)
         history = trainer.state.log_history
         results["rollout"] = {"mode": rollout.mode, "episodes": rollout.episodes, "failed": rollout.failed,
                               "first_failure": rollout.first_error}

@@ -29,7 +29,6 @@ Example::
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,7 +36,14 @@ from pydantic import Field, model_validator
 
 from tutorzoo.envs.errors import ConfigError
 from tutorzoo.train.common import PAD_FIELD_DOC, LoraSettings, RecipeConfig, finish_wandb, start_wandb, write_results
-from tutorzoo.train.grpo import SpecSelection, load_policy, log_callback, lora_state, reward_curve, training_rubric
+from tutorzoo.train.grpo import (
+    SpecSelection,
+    load_policy,
+    log_callback,
+    reward_curve,
+    train_and_count_changes,
+    training_rubric,
+)
 
 RECIPE = "grpo_env"
 
@@ -186,13 +192,7 @@ def run(cfg: GRPOEnvRecipeConfig) -> dict[str, Any]:
                                                                                            **cfg.student_args),
                                                               log),
                               callbacks=[log_callback(out_dir / "log_history.jsonl")])
-        before = lora_state(trainer.model)
-        t0 = time.time()
-        trainer.train()
-        results["train_seconds"] = round(time.time() - t0, 1)
-        after = lora_state(trainer.model)
-        results["lora_tensors"] = len(before)
-        results["lora_tensors_changed"] = sum(not torch.equal(before[n], after[n]) for n in before)
+        train_and_count_changes(trainer, results)
         history = trainer.state.log_history
         results["episodes"] = log.counts()
         results["reward_curve"] = reward_curve(history, cfg.report_k)
