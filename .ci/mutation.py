@@ -94,7 +94,7 @@ TARGETS: tuple[Target, ...] = (
     # the runner's resume: the records file and the resume rule (eval/run_folder.py since the harness split), and
     # how pending episodes are cut into chunks
     Target("eval/run_folder.py", ("tests/eval/test_mut_runner.py", "tests/eval/test_runner.py"),
-           ("read_records", "_record_key", "_identity", "prepare_output")),
+           ("read_records", "record_key", "run_identity", "prepare_output")),
     Target("eval/runner.py", ("tests/eval/test_mut_runner.py", "tests/eval/test_runner.py"), ("_chunks",)),
     Target("eval/judges/judge.py", _JUDGE_TESTS,
            ("Verdict.n_failed", "Verdict.ok", "Verdict.failed", "parse_sample", "aggregate",

@@ -41,12 +41,12 @@ from rich.console import Console
 
 from tutorzoo.envs.errors import ConfigError, TutorZooError
 from tutorzoo.eval.cli_options import (
-    _TRAIN_EXTRAS,
     EXIT_ERROR,
     EXIT_NOT_SCORED,
     EXIT_OK,
     PROTOCOL_HELP,
-    _check_out_arg,
+    TRAIN_EXTRAS,
+    check_out_arg,
     require_extra,
     tutor_names,
 )
@@ -109,7 +109,7 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
     out = None
     if args.out is not None:
         out = Path(args.out)
-        _check_out_arg(out)
+        check_out_arg(out)
         held = [n for n in ("episodes.jsonl", "abandoned.jsonl") if (out / n).exists()]
         if held:
             raise ConfigError(f"--out {out} already holds {', '.join(held)}; give a new folder (a server's records "
@@ -162,10 +162,10 @@ def _score_argv(rest: list[str]) -> list[str]:
     has_out = False
     for i, arg in enumerate(rest):
         if arg == "--out" and i + 1 < len(rest):
-            _check_out_arg(Path(rest[i + 1]))
+            check_out_arg(Path(rest[i + 1]))
             has_out = True
         elif arg.startswith("--out="):
-            _check_out_arg(Path(arg.split("=", 1)[1]))
+            check_out_arg(Path(arg.split("=", 1)[1]))
             has_out = True
     takes_value = {"--out", "--group-by", "--k", "--max-k", "--resamples", "--confidence", "--seed", "--annotator"}
     i = 0
@@ -207,8 +207,8 @@ def cmd_agreement(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_train(args: argparse.Namespace, console: Console) -> int:
     recipe = next((a for a in args.rest if not a.startswith("-")), None)
-    if recipe in _TRAIN_EXTRAS:  # before importing the recipe: a raw ImportError traceback helps nobody
-        require_extra(_TRAIN_EXTRAS[recipe], "train", f"tutorzoo train {recipe}")
+    if recipe in TRAIN_EXTRAS:  # before importing the recipe: a raw ImportError traceback helps nobody
+        require_extra(TRAIN_EXTRAS[recipe], "train", f"tutorzoo train {recipe}")
     from tutorzoo.train.cli import main as train_main
 
     return train_main(args.rest)

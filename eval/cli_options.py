@@ -32,11 +32,11 @@ PROTOCOL_HELP: dict[str, str] = {
 }
 
 # Optional packages, checked before any work: (modules, extra that installs them)
-_MODEL_EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
+MODEL_EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
     "hf:": (("torch", "transformers"), "hf"),
     "openai:": (("openai",), "openai"),
 }
-_TRAIN_EXTRAS: dict[str, tuple[str, ...]] = {
+TRAIN_EXTRAS: dict[str, tuple[str, ...]] = {
     "corpus": ("datasets",),
     "sft": ("torch", "transformers", "peft", "trl", "datasets"),
     "grpo": ("torch", "transformers", "peft", "trl", "datasets"),
@@ -57,20 +57,20 @@ def require_extra(modules: Sequence[str], extra: str, what: str) -> None:
                           "installed: " + install_hint(extra))
 
 
-def _check_tutor_extras(tutors: Sequence[str]) -> None:
+def check_tutor_extras(tutors: Sequence[str]) -> None:
     for name in tutors:
-        for prefix, (modules, extra) in _MODEL_EXTRAS.items():
+        for prefix, (modules, extra) in MODEL_EXTRAS.items():
             if name.startswith(prefix):
                 require_extra(modules, extra, f"tutor {name!r}")
 
 
-def _check_out_arg(out: Path) -> None:
+def check_out_arg(out: Path) -> None:
     from tutorzoo.eval.run_folder import check_out_dir
 
     check_out_dir(out)
 
 
-def _positive(name: str, value: int | None) -> None:
+def check_positive(name: str, value: int | None) -> None:
     if value is not None and value < 1:
         raise ConfigError(f"{name} must be >= 1, got {value}; give a positive count, e.g. {name} 5")
 
@@ -92,8 +92,8 @@ def tutor_names(given: Sequence[str] | None) -> tuple[list[str], dict[str, str]]
     return names, specs
 
 
-def _tutor_kwargs(args: argparse.Namespace, tutors: Sequence[str] = (),
-                  specs: dict[str, str] | None = None) -> tuple[dict, dict[str, dict]]:
+def tutor_kwargs_of(args: argparse.Namespace, tutors: Sequence[str] = (),
+                    specs: dict[str, str] | None = None) -> tuple[dict, dict[str, dict]]:
     """Tutor options: ``--base-url`` and repeatable ``--tutor-arg [TUTOR:]KEY=VALUE`` (values read as YAML);
     without ``TUTOR:`` an option goes to every tutor, with it to that tutor only (its display name or spec).
     Returns (options for all, ``{tutor: its own options}``)."""
@@ -119,7 +119,7 @@ def _tutor_kwargs(args: argparse.Namespace, tutors: Sequence[str] = (),
     return kwargs, per_tutor
 
 
-def _judge_config(args: argparse.Namespace):
+def judge_config_of(args: argparse.Namespace):
     """The judge of ``--judge ...`` flags (a JudgeConfig), or None when no judge is given."""
     if not getattr(args, "judge", None):
         return None
@@ -128,7 +128,7 @@ def _judge_config(args: argparse.Namespace):
     return judge_config_from_args(args)
 
 
-def _student(args: argparse.Namespace) -> tuple[str | None, dict]:
+def student_of(args: argparse.Namespace) -> tuple[str | None, dict]:
     """``--student`` and its backend options (``--student-arg``, ``--student-base-url``); None: not given."""
     kwargs: dict = {}
     for item in getattr(args, "student_arg", None) or []:

@@ -17,17 +17,17 @@ from rich.console import Console
 from tutorzoo.envs.errors import ConfigError, TutorZooError
 from tutorzoo.envs.install import install_hint
 from tutorzoo.eval.cli_options import (
-    _MODEL_EXTRAS,
     EXIT_ERROR,
     EXIT_NOT_SCORED,
     EXIT_OK,
-    _check_out_arg,
-    _check_tutor_extras,
-    _judge_config,
-    _positive,
-    _student,
-    _tutor_kwargs,
+    MODEL_EXTRAS,
+    check_out_arg,
+    check_positive,
+    check_tutor_extras,
+    judge_config_of,
     require_extra,
+    student_of,
+    tutor_kwargs_of,
     tutor_names,
 )
 
@@ -114,29 +114,29 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> int:
     started = time.time()
     suite = load_suite(args.suite)
     out = Path(args.out or f"runs/{suite.name}")
-    _check_out_arg(out)
-    _positive("--replicates", args.replicates)
+    check_out_arg(out)
+    check_positive("--replicates", args.replicates)
     if args.seed is not None and args.seed < 0:
         raise ConfigError(f"--seed must be >= 0, got {args.seed}")
     tutors, specs = tutor_names(args.tutor or suite.tutors)
-    _check_tutor_extras([specs.get(t, t) for t in tutors])
+    check_tutor_extras([specs.get(t, t) for t in tutors])
     if args.wandb:  # before the run, not after it
         require_extra(["wandb"], "wandb", "--wandb")
     if args.executor == "ray":
         require_extra(["ray"], "ray", "--executor ray")
-    judge_config = _judge_config(args)
+    judge_config = judge_config_of(args)
     if judge_config is not None:
-        for prefix, (modules, extra) in _MODEL_EXTRAS.items():
+        for prefix, (modules, extra) in MODEL_EXTRAS.items():
             if str(judge_config.backend).startswith(prefix):
                 require_extra(modules, extra, f"--judge {judge_config.backend}")
     if not args.no_html and importlib.util.find_spec("matplotlib") is None:  # said now, not after the run
         console.print("report.html will not be written: it needs matplotlib: " + install_hint("report")
                       + "; or pass --no-html", markup=False, soft_wrap=True)
-    tutor_kwargs, per_tutor = _tutor_kwargs(args, tutors, specs)
+    tutor_kwargs, per_tutor = tutor_kwargs_of(args, tutors, specs)
     for name, options in suite.tutor_args.items():  # the suite's per-tutor options; --tutor-arg overrides them
         if name in tutors:
             per_tutor[name] = {**options, **per_tutor.get(name, {})}
-    student, student_kwargs = _student(args)
+    student, student_kwargs = student_of(args)
     if student is not None:
         if suite.kind != "episodes":
             raise ConfigError(f"--student applies to episodes suites; suite {suite.name!r} is of kind {suite.kind!r}")
@@ -188,7 +188,7 @@ def cmd_eval(args: argparse.Namespace, console: Console) -> int:
 
 
 def _rollout_identity(args: argparse.Namespace, protocol: dict, tutor_kwargs: dict) -> dict:
-    from tutorzoo.eval.run_folder import _NON_IDENTITY_KWARGS
+    from tutorzoo.eval.run_folder import NON_IDENTITY_KWARGS
     from tutorzoo.eval.tracking import scrub_secrets
 
     return scrub_secrets({"command": "rollout", "tutor": args.tutor, "persona": args.persona,
@@ -196,7 +196,7 @@ def _rollout_identity(args: argparse.Namespace, protocol: dict, tutor_kwargs: di
                           "seed": args.seed, "episodes": args.episodes,
                           **({"student": args.student} if getattr(args, "student", None) else {}),
                           "tutor_kwargs": {k: v for k, v in sorted(tutor_kwargs.items())
-                                           if k not in _NON_IDENTITY_KWARGS}})
+                                           if k not in NON_IDENTITY_KWARGS}})
 
 
 def cmd_rollout(args: argparse.Namespace, console: Console) -> int:
@@ -210,27 +210,27 @@ def cmd_rollout(args: argparse.Namespace, console: Console) -> int:
 
     started = time.time()
     out = Path(args.out)
-    _check_out_arg(out)
-    _positive("--episodes", args.episodes)
-    _positive("--batch-size", args.batch_size)
+    check_out_arg(out)
+    check_positive("--episodes", args.episodes)
+    check_positive("--batch-size", args.batch_size)
     if args.seed < 0:
         raise ConfigError(f"--seed must be >= 0, got {args.seed}")
     get_persona(args.persona)  # fail early with a did-you-mean
-    _check_tutor_extras([args.tutor])
+    check_tutor_extras([args.tutor])
     protocol = {"max_turns": args.max_turns, "opener": args.opener, "posttest": args.posttest}
     if args.task_path:
         protocol["task_path"] = args.task_path
     make_config(task_set=args.task_set, task_id=args.task_id, **protocol)
     specs = [EpisodeSpec(task_set=args.task_set, task_id=args.task_id, persona=args.persona,
                          seed=episode_seed(args.seed, i), protocol=protocol) for i in range(args.episodes)]
-    tutor_kwargs, own = _tutor_kwargs(args, [args.tutor])  # one tutor: TUTOR:KEY=VALUE is the same as KEY=VALUE
+    tutor_kwargs, own = tutor_kwargs_of(args, [args.tutor])  # one tutor: TUTOR:KEY=VALUE is the same as KEY=VALUE
     tutor_kwargs = {**tutor_kwargs, **own.get(args.tutor, {})}
     from tutorzoo.eval.runner import build_tutor
 
     build_tutor(args.tutor, dict(tutor_kwargs))  # a class that needs arguments fails here, before the output
     from tutorzoo.agents.student.llm import make_student_factory
 
-    student, student_kwargs = _student(args)
+    student, student_kwargs = student_of(args)
     make_student = make_student_factory(student or "simulated", **student_kwargs)  # loads its model before the run
     path = out / "episodes.jsonl"
     previous = prepare_output(out, path, _rollout_identity(args, protocol, tutor_kwargs), args.resume,
@@ -288,7 +288,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     else:
         raise ConfigError(f"{target}: no such file or folder; give the --out folder of a run")
     out = Path(args.out) if args.out else folder
-    _check_out_arg(out)
+    check_out_arg(out)
     records = read_records(path)
     if not records:
         raise ConfigError(f"{path} holds no record; nothing to report")

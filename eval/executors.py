@@ -2,7 +2,7 @@
 
 A :class:`Chunk` is one task for a worker (some units of one tutor, with what rebuilds tutor, judge and kind);
 :func:`run_chunk` plays it in whatever process runs it and returns one JSONL line per unit. The executors
-(``_run_inline``, ``_run_pool``, ``_run_ray``) hand each finished chunk's lines to the harness's ``on_done``
+(``run_inline``, ``run_pool``, ``run_ray``) hand each finished chunk's lines to the harness's ``on_done``
 (:func:`tutorzoo.eval.runner.run_suite` writes them). A chunk whose worker dies is re-run alone, then recorded as a
 ``harness`` failure; see steps 4 and 6 of :mod:`tutorzoo.eval.runner`.
 """
@@ -52,7 +52,7 @@ _TUTORS: dict[tuple[str, str], Any] = {}
 _JUDGES: dict[str, Any] = {}
 
 
-def _tutor(name: str, kwargs: dict[str, Any]) -> Any:
+def worker_tutor(name: str, kwargs: dict[str, Any]) -> Any:
     """This process's tutor for ``(name, kwargs)``, built once (a model tutor loads its model once per worker)."""
     key = (name, json.dumps(kwargs, sort_keys=True, default=str))
     if key not in _TUTORS:
@@ -62,7 +62,7 @@ def _tutor(name: str, kwargs: dict[str, Any]) -> Any:
     return _TUTORS[key]
 
 
-def _judge(config: dict[str, Any] | None) -> Any:
+def worker_judge(config: dict[str, Any] | None) -> Any:
     if config is None:
         return None
     key = json.dumps(config, sort_keys=True, default=str)
@@ -73,7 +73,7 @@ def _judge(config: dict[str, Any] | None) -> Any:
     return _JUDGES[key]
 
 
-def _dump(record: dict) -> str:
+def jsonl_line(record: dict) -> str:
     """One JSONL line, exactly as :class:`tutorzoo.eval.rollout.JsonlWriter` writes it."""
     return json.dumps(record, sort_keys=True, ensure_ascii=False)
 
@@ -97,7 +97,7 @@ def failure_lines(chunk: Chunk, failure: dict) -> list[str]:
         if record is None:
             record = {"key": unit.key(), "tutor": chunk.tutor, "unit": unit.model_dump(), "failures": [dict(failure)],
                       "judgments": []}
-        lines.append(_dump(record))
+        lines.append(jsonl_line(record))
     return lines
 
 
@@ -110,9 +110,9 @@ def run_chunk(chunk: Chunk) -> list[str]:
     kind = kind_for(chunk.suite)
     agent = "tutor"
     try:  # a tutor or judge that cannot be built (a model path that does not exist...) fails the chunk's units
-        tutor = _tutor(chunk.spec or chunk.tutor, chunk.tutor_kwargs)
+        tutor = worker_tutor(chunk.spec or chunk.tutor, chunk.tutor_kwargs)
         agent = "judge"
-        judge = _judge(chunk.judge)
+        judge = worker_judge(chunk.judge)
     except Exception as exc:
         return failure_lines(chunk, _failure(agent, f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=3)))
     lines: list[str] = []
@@ -123,7 +123,7 @@ def run_chunk(chunk: Chunk) -> list[str]:
             if record["key"] != unit.key() or record.get("tutor") != chunk.tutor:
                 raise RuntimeError(f"kind {kind.name!r} returned the record of ({record.get('tutor')!r}, "
                                    f"{record['key']!r}) for ({chunk.tutor!r}, {unit.key()!r}); run must keep order")
-            lines.append(_dump(record))
+            lines.append(jsonl_line(record))
     except Exception as exc:  # the units played so far keep their records; the rest record the error
         lines += failure_lines(replace(chunk, units=chunk.units[len(lines):]),
                                _failure("harness", f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=3)))
@@ -168,7 +168,7 @@ def _crash_lines(chunk: Chunk, what: str) -> list[str]:
                                                     "were not played"))
 
 
-def _run_inline(chunks: Iterable[Chunk], on_done: OnDone) -> None:
+def run_inline(chunks: Iterable[Chunk], on_done: OnDone) -> None:
     for chunk in chunks:
         on_done(chunk, run_chunk(chunk))
 
@@ -188,7 +188,7 @@ def _mp_context() -> Any:
     return mp.get_context("spawn")
 
 
-def _run_pool(chunks: Sequence[Chunk], workers: int, on_done: OnDone) -> None:
+def run_pool(chunks: Sequence[Chunk], workers: int, on_done: OnDone) -> None:
     """Chunks on a process pool, at most ``2 * workers`` in flight. When a worker dies (the pool breaks), the
     chunks that were in flight are re-run one at a time on a fresh pool: a chunk that kills its worker alone is
     recorded as failed, the others are played normally."""
@@ -259,7 +259,7 @@ def _user_pythonpath() -> str:
     return os.pathsep.join(dict.fromkeys([*keep, *(x for x in extra.split(os.pathsep) if x), os.getcwd()]))
 
 
-def _run_ray(chunks: Sequence[Chunk], workers: int, ray_address: str | None, on_done: OnDone) -> None:
+def run_ray(chunks: Sequence[Chunk], workers: int, ray_address: str | None, on_done: OnDone) -> None:
     """The same chunks as Ray tasks. Joins ``ray_address`` (``"auto"`` or ``ray://host:10001``), or a Ray
     instance this process already started, or starts a local one (shut down at the end).
 

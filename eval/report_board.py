@@ -2,9 +2,8 @@
 
 The shared vocabulary of the report's modules (:mod:`tutorzoo.eval.report_plots`, :mod:`tutorzoo.eval.report_sections`,
 :mod:`tutorzoo.eval.report_browser`, :mod:`tutorzoo.eval.report_html`): a board's metric specs, summaries, columns and
-display
-scales; a record's persona, family, task and failures; escaping (every value from a record is untrusted text)
-and the page's table, note and section markup. The names are private to the report, hence the underscores.
+display scales; a record's persona, family, task and failures; escaping (every value from a record is untrusted
+text) and the page's table, note and section markup.
 """
 
 from __future__ import annotations
@@ -16,24 +15,24 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 
-def _esc(value: Any) -> str:
+def esc(value: Any) -> str:
     """HTML-escaped text; ``://`` written as ``&#58;//`` so that no URL, even one quoted from a record,
     appears literally in the file (the browser shows it unchanged)."""
     return html.escape(str(value), quote=True).replace("://", "&#58;//")
 
 
-def _finite(value: Any) -> float | None:
+def finite_float(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(value) else None
 
 
-def _round(value: Any, digits: int = 4) -> float | None:
-    number = _finite(value)
+def round_finite(value: Any, digits: int = 4) -> float | None:
+    number = finite_float(value)
     return None if number is None else round(number, digits)
 
 
-def _specs(board: Mapping) -> dict[str, dict]:
+def board_specs(board: Mapping) -> dict[str, dict]:
     """Metric name -> spec dict (``higher_is_better``, ``description``), the board's own or the registry's."""
     raw = board.get("specs") or board.get("metrics", {}).get("specs")
     if not raw:
@@ -47,31 +46,31 @@ def _specs(board: Mapping) -> dict[str, dict]:
     return specs
 
 
-def _summary(board: Mapping, tutor: str, metric: str) -> dict | None:
+def metric_summary(board: Mapping, tutor: str, metric: str) -> dict | None:
     return board["metrics"]["groups"][tutor]["metrics"].get(metric)
 
 
-def _n_of(group: Mapping) -> int:
+def n_of(group: Mapping) -> int:
     return int(group.get("n_episodes", group.get("n_units", 0)) or 0)
 
 
-def _computed(board: Mapping, metric: str) -> bool:
-    return any((_summary(board, t, metric) or {}).get("mean") is not None for t in board["ranking"])
+def is_computed(board: Mapping, metric: str) -> bool:
+    return any((metric_summary(board, t, metric) or {}).get("mean") is not None for t in board["ranking"])
 
 
-def _not_computed_reason(board: Mapping, metric: str) -> str | None:
+def not_computed_reason(board: Mapping, metric: str) -> str | None:
     for tutor in board["ranking"]:
-        reason = (_summary(board, tutor, metric) or {}).get("not_computed")
+        reason = (metric_summary(board, tutor, metric) or {}).get("not_computed")
         if reason:
             return str(reason)
     return None
 
 
-def _arrow(spec: Mapping) -> str:
+def direction_arrow(spec: Mapping) -> str:
     return {True: " \u2191", False: " \u2193"}.get(spec.get("higher_is_better"), "")
 
 
-def _columns(board: Mapping, specs: Mapping) -> list[tuple[str, str, float]]:
+def board_columns(board: Mapping, specs: Mapping) -> list[tuple[str, str, float]]:
     columns = board.get("columns")
     if not columns:
         from tutorzoo.eval.leaderboard import COLUMNS
@@ -79,11 +78,11 @@ def _columns(board: Mapping, specs: Mapping) -> list[tuple[str, str, float]]:
         columns = COLUMNS
     chosen = [(str(m), str(h), float(s)) for m, h, s in columns if m in specs]
     if not chosen:  # a kind without declared columns: its first metrics
-        chosen = [(m, m, 1.0) for m in specs if _computed(board, m)][:5]
+        chosen = [(m, m, 1.0) for m in specs if is_computed(board, m)][:5]
     return chosen
 
 
-def _scale(board: Mapping, metric: str) -> float:
+def metric_scale(board: Mapping, metric: str) -> float:
     """One unit per quantity: a metric is shown on its leaderboard column's scale everywhere (a learning gain in
     percentage points, as in the gain plots), else as computed."""
     from tutorzoo.eval.leaderboard import display_scale
@@ -91,11 +90,11 @@ def _scale(board: Mapping, metric: str) -> float:
     return display_scale(dict(board), metric)
 
 
-def _unit(board: Mapping, metric: str) -> str:
-    return " (points)" if metric.startswith("learning_gain") and _scale(board, metric) == 100.0 else ""
+def metric_unit(board: Mapping, metric: str) -> str:
+    return " (points)" if metric.startswith("learning_gain") and metric_scale(board, metric) == 100.0 else ""
 
 
-def _cell(summary: Mapping | None, scale: float = 1.0) -> tuple[str, str]:
+def summary_cell(summary: Mapping | None, scale: float = 1.0) -> tuple[str, str]:
     """(text, title) of one table cell: ``mean ±half-width``, *not computed* or n/a."""
     if not summary:
         return "n/a", "not reported for this suite"
@@ -112,7 +111,7 @@ def _cell(summary: Mapping | None, scale: float = 1.0) -> tuple[str, str]:
     return f"{mean:.2f} \u00b1{half:.2f}", f"95% CI [{low * scale:.3f}, {high * scale:.3f}], N = {n}"
 
 
-def _persona_families() -> dict[str, str]:
+def persona_families() -> dict[str, str]:
     from tutorzoo.envs.errors import TutorZooError
 
     try:
@@ -123,17 +122,17 @@ def _persona_families() -> dict[str, str]:
         return {}
 
 
-def _family(persona: str, families: Mapping[str, str]) -> str:
+def family_of(persona: str, families: Mapping[str, str]) -> str:
     if "/" in persona:
         return persona.split("/", 1)[0]
     return families.get(persona, "other")
 
 
-def _is_episode(record: Mapping) -> bool:
+def is_episode(record: Mapping) -> bool:
     return isinstance(record.get("transcript"), list)
 
 
-def _spec(record: Mapping) -> Mapping:
+def record_spec(record: Mapping) -> Mapping:
     for key in ("spec", "unit"):
         value = record.get(key)
         if isinstance(value, Mapping):
@@ -141,13 +140,13 @@ def _spec(record: Mapping) -> Mapping:
     return {}
 
 
-def _persona(record: Mapping) -> str:
-    persona = _spec(record).get("persona")
+def persona_label(record: Mapping) -> str:
+    persona = record_spec(record).get("persona")
     return str(persona) if persona else "\u2014"
 
 
-def _task(record: Mapping) -> str:
-    spec = _spec(record)
+def task_label(record: Mapping) -> str:
+    spec = record_spec(record)
     task_id = next((spec[k] for k in ("task_id", "lesson_id", "lesson", "task", "context_id", "family")
                     if isinstance(spec.get(k), (str, int)) and spec.get(k) != ""), None)
     task_set = spec.get("task_set")
@@ -156,7 +155,7 @@ def _task(record: Mapping) -> str:
     return f"{task_set}/{task_id}" if task_set else str(task_id)
 
 
-def _failure_text(failure: Any) -> str:
+def failure_text(failure: Any) -> str:
     if isinstance(failure, Mapping):
         where = failure.get("agent") or failure.get("stage") or failure.get("kind") or failure.get("phase") or ""
         error = str(failure.get("error") or failure.get("message") or json.dumps(failure, sort_keys=True))
@@ -167,24 +166,24 @@ def _failure_text(failure: Any) -> str:
 # ----------------------------------------------------------------------------------------------- markup
 
 
-def _note(text: str) -> str:
-    return f'<p class="note">{_esc(text)}</p>'
+def note_html(text: str) -> str:
+    return f'<p class="note">{esc(text)}</p>'
 
 
-def _section(sid: str, title: str, body: str) -> str:
-    return f'<section id="{sid}"><h2>{_esc(title)}</h2>\n{body}\n</section>'
+def section_html(sid: str, title: str, body: str) -> str:
+    return f'<section id="{sid}"><h2>{esc(title)}</h2>\n{body}\n</section>'
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], cls: str = "") -> str:
+def table_html(header: Sequence[str], rows: Sequence[Sequence[Any]], cls: str = "") -> str:
     """A table of escaped cells; a cell may be ``(text, title)`` for a tooltip."""
-    head = "".join(f"<th>{_esc(h)}</th>" for h in header)
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
     out = [f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>']
     for row in rows:
         cells = []
         for cell in row:
             if isinstance(cell, tuple):
-                cells.append(f'<td title="{_esc(cell[1])}">{_esc(cell[0])}</td>')
+                cells.append(f'<td title="{esc(cell[1])}">{esc(cell[0])}</td>')
             else:
-                cells.append(f"<td>{_esc(cell)}</td>")
+                cells.append(f"<td>{esc(cell)}</td>")
         out.append("<tr>" + "".join(cells) + "</tr>")
     return "".join(out) + "</tbody></table>"

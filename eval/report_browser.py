@@ -1,8 +1,8 @@
 """The transcript browser of ``report.html``: its data (one JSON document) and its markup.
 
 :func:`browser_data` packs the records into a string table and one compact entry per record; the page embeds it
-with :func:`_json_for_script` in a ``<script type="application/json">`` tag, where ``assets/report.js`` reads it
-and renders the list and the selected episode with ``textContent`` only. ``_BROWSER_HTML`` holds the elements
+with :func:`json_for_script` in a ``<script type="application/json">`` tag, where ``assets/report.js`` reads it
+and renders the list and the selected episode with ``textContent`` only. ``BROWSER_HTML`` holds the elements
 that script fills (their ids are the script's).
 """
 
@@ -12,7 +12,15 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tutorzoo.eval.report_board import _failure_text, _family, _is_episode, _persona, _round, _spec, _task
+from tutorzoo.eval.report_board import (
+    failure_text,
+    family_of,
+    is_episode,
+    persona_label,
+    record_spec,
+    round_finite,
+    task_label,
+)
 from tutorzoo.eval.tracking import scrub_secrets
 
 TURN_FIELDS: tuple[str, ...] = ("speaker", "utterance", "teacher_intent", "teaching_strategy", "discipline",
@@ -49,7 +57,7 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     if isinstance(value, float):
-        return _round(value, 6)
+        return round_finite(value, 6)
     if value is None or isinstance(value, (bool, int, str)):
         return value
     return str(value)
@@ -80,18 +88,18 @@ def browser_data(records: Sequence[Mapping], families: Mapping[str, str]) -> dic
     strings = _Strings()
     entries = []
     for r in records:
-        persona = _persona(r)
+        persona = persona_label(r)
         entry: dict[str, Any] = {"t": strings(str(r.get("tutor"))), "p": strings(persona),
-                                 "f": strings(_family(persona, families)), "k": strings(_task(r)),
-                                 "x": [strings(_failure_text(f)) for f in r.get("failures") or []]}
-        seed = _spec(r).get("seed")
+                                 "f": strings(family_of(persona, families)), "k": strings(task_label(r)),
+                                 "x": [strings(failure_text(f)) for f in r.get("failures") or []]}
+        seed = record_spec(r).get("seed")
         if isinstance(seed, int):
             entry["s"] = seed
-        if _is_episode(r):
+        if is_episode(r):
             task = r.get("task") if isinstance(r.get("task"), Mapping) else {}
-            entry.update({"n": strings(task.get("title")), "g": _round(r.get("learning_gain")),
-                          "h": _round(r.get("learning_gain_same")), "a": _round(r.get("pretest_score")),
-                          "b": _round(r.get("posttest_score")), "c": _round(r.get("posttest_same_score")),
+            entry.update({"n": strings(task.get("title")), "g": round_finite(r.get("learning_gain")),
+                          "h": round_finite(r.get("learning_gain_same")), "a": round_finite(r.get("pretest_score")),
+                          "b": round_finite(r.get("posttest_score")), "c": round_finite(r.get("posttest_same_score")),
                           "e": strings(r.get("ended_by")), "P": _tests(r.get("pretest"), strings),
                           "Q": _tests(r.get("posttest"), strings), "T": []})
             for turn in r["transcript"]:
@@ -111,7 +119,7 @@ def browser_data(records: Sequence[Mapping], families: Mapping[str, str]) -> dic
     return {"s": strings.table, "fields": list(TURN_FIELDS), "e": entries}
 
 
-def _json_for_script(data: Any) -> str:
+def json_for_script(data: Any) -> str:
     """JSON safe inside ``<script>``: ``<``, ``>``, ``&`` and the JS line separators as ``\\u`` escapes, and
     ``://`` as ``:\\/\\/`` (the same string to JSON.parse, but no literal URL in the file)."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -120,7 +128,7 @@ def _json_for_script(data: Any) -> str:
     return text.replace("://", ":\\/\\/")
 
 
-_BROWSER_HTML = """<div class="filters">
+BROWSER_HTML = """<div class="filters">
 <label>Tutor <select id="f-tutor"></select></label>
 <label>Persona <select id="f-persona"></select></label>
 <label>Task <select id="f-task"></select></label>

@@ -40,21 +40,21 @@ from functools import cache
 from importlib.resources import files
 from pathlib import Path
 
-from tutorzoo.eval.report_board import _esc, _is_episode, _note, _persona_families, _section, _specs
-from tutorzoo.eval.report_browser import _BROWSER_HTML, TURN_FIELDS, _json_for_script, browser_data
-from tutorzoo.eval.report_plots import _SVG_RC
+from tutorzoo.eval.report_board import board_specs, esc, is_episode, note_html, persona_families, section_html
+from tutorzoo.eval.report_browser import BROWSER_HTML, TURN_FIELDS, browser_data, json_for_script
+from tutorzoo.eval.report_plots import SVG_RC
 from tutorzoo.eval.report_sections import (
-    _failure_section,
-    _gain_section,
-    _glossary_section,
-    _header,
-    _health_section,
-    _leaderboard,
-    _metric_section,
-    _paired_section,
-    _sid_section,
-    _transition_section,
+    failure_section,
+    gain_section,
+    glossary_section,
+    header_html,
+    health_section,
+    leaderboard_section,
+    metric_section,
+    paired_section,
+    sid_section,
     transition_counts,
+    transition_section,
 )
 from tutorzoo.eval.tracking import scrub_secrets
 
@@ -70,43 +70,43 @@ def render_html(board: Mapping, records: Sequence[Mapping], run_info: Mapping) -
     import matplotlib
 
     run_info = scrub_secrets(dict(run_info))
-    specs = _specs(board)
-    families = _persona_families()
+    specs = board_specs(board)
+    families = persona_families()
     suite = run_info.get("suite")
     title = str(run_info.get("title") or (f"TutorZoo report: suite {suite}" if suite else "TutorZoo report"))
-    episodes = any(_is_episode(r) for r in records)
-    with matplotlib.rc_context(_SVG_RC):
+    episodes = any(is_episode(r) for r in records)
+    with matplotlib.rc_context(SVG_RC):
         sections = [
-            ("leaderboard", "Leaderboard", _leaderboard(board, specs)),
-            ("health", "What the numbers rest on", _health_section(board)),
-            ("paired", "Paired comparisons", _paired_section(board)),
-            ("metrics", "Metrics per tutor", _metric_section(board, specs)),
-            ("gain", "Learning gain by persona", _gain_section(board, records, families)),
-            ("sid", "SID metric profile", _sid_section(board, specs)),
-            ("transitions", "Pre/post transitions", _transition_section(board, records)),
-            ("failures", "Failures", _failure_section(board, records)),
-            ("glossary", "Glossary", _glossary_section(specs)),
+            ("leaderboard", "Leaderboard", leaderboard_section(board, specs)),
+            ("health", "What the numbers rest on", health_section(board)),
+            ("paired", "Paired comparisons", paired_section(board)),
+            ("metrics", "Metrics per tutor", metric_section(board, specs)),
+            ("gain", "Learning gain by persona", gain_section(board, records, families)),
+            ("sid", "SID metric profile", sid_section(board, specs)),
+            ("transitions", "Pre/post transitions", transition_section(board, records)),
+            ("failures", "Failures", failure_section(board, records)),
+            ("glossary", "Glossary", glossary_section(specs)),
         ]
     data = browser_data(records, families)
     what = "episode" if episodes else "record"
-    browser_note = _note(f"Every {what} of the run ({len(records)}); filter by tutor, persona and task. The URL "
-                         "keeps the view (e.g. #tutor=socratic&ep=3).")
-    sections.append(("browser", "Transcripts" if episodes else "Records", browser_note + _BROWSER_HTML))
+    browser_note = note_html(f"Every {what} of the run ({len(records)}); filter by tutor, persona and task. The URL "
+                             "keeps the view (e.g. #tutor=socratic&ep=3).")
+    sections.append(("browser", "Transcripts" if episodes else "Records", browser_note + BROWSER_HTML))
     css, script = _asset("report.css"), _asset("report.js")
     script_hash = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     csp = (f"default-src 'none'; script-src 'sha256-{script_hash}'; style-src 'unsafe-inline'; img-src data:; "
            "base-uri 'none'; form-action 'none'")
-    nav = "".join(f'<a href="#{sid}">{_esc(name)}</a>' for sid, name, _ in sections)
+    nav = "".join(f'<a href="#{sid}">{esc(name)}</a>' for sid, name, _ in sections)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{_esc(csp)}">',
+        f'<meta http-equiv="Content-Security-Policy" content="{esc(csp)}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_esc(title)}</title><style>\n{css}</style></head><body>",
-        _header(title, run_info, board, len(records)),
+        f"<title>{esc(title)}</title><style>\n{css}</style></head><body>",
+        header_html(title, run_info, board, len(records)),
         f"<nav>{nav}</nav>",
-        *(_section(sid, name, body) for sid, name, body in sections),
-        f'<script type="application/json" id="tz-data">{_json_for_script(data)}</script>',
+        *(section_html(sid, name, body) for sid, name, body in sections),
+        f'<script type="application/json" id="tz-data">{json_for_script(data)}</script>',
         f"<script>{script}</script>",
         "</body></html>",
     ]

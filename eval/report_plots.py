@@ -3,7 +3,7 @@
 Text stays text (``svg.fonttype: none``), every id is prefixed per plot so that several SVGs share one page,
 the XML prologue and metadata go, and a fixed hash salt keeps the bytes the same for the same inputs. No pyplot:
 no global backend or figure registry is touched. The page (:func:`tutorzoo.eval.report_html.render_html`) draws inside
-``matplotlib.rc_context(_SVG_RC)``.
+``matplotlib.rc_context(SVG_RC)``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tutorzoo.eval.report_board import _arrow, _esc, _finite, _scale, _summary, _unit
+from tutorzoo.eval.report_board import direction_arrow, esc, finite_float, metric_scale, metric_summary, metric_unit
 
 TRANSITIONS: tuple[tuple[str, str, str], ...] = (
     ("wrong_to_right", "wrong \u2192 right", "#2ca02c"),
@@ -27,8 +27,8 @@ PAIR_KINDS: tuple[tuple[str, str], ...] = (("isomorphic", "isomorphic post-test 
                                            ("same", "same items (pre-test items asked again)"))
 TUTOR_COLORS: tuple[str, ...] = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
                                  "#7f7f7f", "#bcbd22", "#17becf")
-_SVG_RC = {"svg.hashsalt": "tutorzoo-report", "svg.fonttype": "none", "font.size": 9.0,
-           "axes.spines.top": False, "axes.spines.right": False}
+SVG_RC = {"svg.hashsalt": "tutorzoo-report", "svg.fonttype": "none", "font.size": 9.0,
+          "axes.spines.top": False, "axes.spines.right": False}
 _SVG_METADATA = {"Date": None, "Creator": None, "Format": None, "Type": None}
 
 
@@ -46,7 +46,7 @@ def _svg(fig: Any, name: str, label: str) -> str:
         return re.sub(r'href="#([^"]+)"', lambda m: f'href="#{name}-{m[1]}"', tag)
 
     text = re.sub(r"<[^<>]*>", fix_tag, text)
-    return text.replace("<svg ", f'<svg class="plot" data-plot="{_esc(name)}" role="img" aria-label="{_esc(label)}" ',
+    return text.replace("<svg ", f'<svg class="plot" data-plot="{esc(name)}" role="img" aria-label="{esc(label)}" ',
                         1).strip()
 
 
@@ -71,28 +71,28 @@ def _yerr(mean: float, low: float | None, high: float | None) -> tuple[float, fl
     return max(mean - low, 0.0), max(high - mean, 0.0)
 
 
-def _plot_metric_bars(board: Mapping, specs: Mapping, metrics: Sequence[str]) -> str:
+def plot_metric_bars(board: Mapping, specs: Mapping, metrics: Sequence[str]) -> str:
     tutors = list(board["ranking"])
     ncols = min(4, len(metrics))
     nrows = math.ceil(len(metrics) / ncols)
     fig = _figure(2.6 * ncols + 0.4, 2.3 * nrows + 0.2)
     axes = fig.subplots(nrows, ncols, squeeze=False)
     for ax, metric in zip(axes.flat, metrics, strict=False):  # extra axes are hidden below
-        scale = _scale(board, metric)
+        scale = metric_scale(board, metric)
         for i, tutor in enumerate(tutors):
-            s = _summary(board, tutor, metric) or {}
-            mean = _finite(s.get("mean"))
+            s = metric_summary(board, tutor, metric) or {}
+            mean = finite_float(s.get("mean"))
             if mean is None:
                 ax.text(i, 0, "n/a", ha="center", va="bottom", fontsize=7, color="#555555")
                 continue
-            low_ci, high_ci = _finite(s.get("ci_low")), _finite(s.get("ci_high"))
+            low_ci, high_ci = finite_float(s.get("ci_low")), finite_float(s.get("ci_high"))
             mean = mean * scale
             low, high = _yerr(mean, None if low_ci is None else low_ci * scale,
                               None if high_ci is None else high_ci * scale)
             ax.bar(i, mean, color=_tutor_color(i), width=0.7)
             if low or high:
                 ax.errorbar(i, mean, yerr=[[low], [high]], color="#222222", capsize=3, linewidth=1)
-        ax.set_title(_mpl(metric + _unit(board, metric) + _arrow(specs.get(metric, {}))), fontsize=9)
+        ax.set_title(_mpl(metric + metric_unit(board, metric) + direction_arrow(specs.get(metric, {}))), fontsize=9)
         tilt = len(tutors) >= 3 or max((len(t) for t in tutors), default=0) > 10  # labels must not overlap
         ax.set_xticks(range(len(tutors)), [_mpl(t) for t in tutors], rotation=30 if tilt else 0,
                       ha="right" if tilt else "center", fontsize=8)
@@ -103,7 +103,7 @@ def _plot_metric_bars(board: Mapping, specs: Mapping, metrics: Sequence[str]) ->
     return _svg(fig, "metrics", "Per-metric bars with 95% CI error bars, one panel per metric")
 
 
-def _plot_family_gain(tutors: Sequence[str], fams: Sequence[str], cells: Mapping) -> str:
+def plot_family_gain(tutors: Sequence[str], fams: Sequence[str], cells: Mapping) -> str:
     width = 0.8 / max(len(tutors), 1)
     fig = _figure(max(5.0, 1.2 * len(fams) * max(1, len(tutors)) / 2 + 2), 3.2)
     ax = fig.subplots()
@@ -127,7 +127,7 @@ def _plot_family_gain(tutors: Sequence[str], fams: Sequence[str], cells: Mapping
     return _svg(fig, "gain-family", "Learning gain by persona family per tutor, with 95% bootstrap CIs")
 
 
-def _plot_persona_heatmap(tutors: Sequence[str], personas: Sequence[tuple[str, str]], means: Mapping) -> str:
+def plot_persona_heatmap(tutors: Sequence[str], personas: Sequence[tuple[str, str]], means: Mapping) -> str:
     import numpy as np
 
     grid = np.full((len(personas), len(tutors)), np.nan)
@@ -154,7 +154,7 @@ def _plot_persona_heatmap(tutors: Sequence[str], personas: Sequence[tuple[str, s
     return _svg(fig, "gain-persona", "Mean learning gain per persona and tutor (heat map)")
 
 
-def _plot_sid_profile(board: Mapping, metrics: Sequence[str]) -> str:
+def plot_sid_profile(board: Mapping, metrics: Sequence[str]) -> str:
     tutors = list(board["ranking"])
     width = 0.8 / max(len(tutors), 1)
     fig = _figure(max(6.0, 0.9 * len(metrics) + 0.45 * len(metrics) * len(tutors) / 2), 3.2)
@@ -162,13 +162,13 @@ def _plot_sid_profile(board: Mapping, metrics: Sequence[str]) -> str:
     for i, tutor in enumerate(tutors):
         xs, ys, lows, highs = [], [], [], []
         for j, metric in enumerate(metrics):
-            s = _summary(board, tutor, metric) or {}
-            mean = _finite(s.get("mean"))
+            s = metric_summary(board, tutor, metric) or {}
+            mean = finite_float(s.get("mean"))
             if mean is None:
                 continue
             xs.append(j - 0.4 + width * (i + 0.5))
             ys.append(mean)
-            low, high = _yerr(mean, _finite(s.get("ci_low")), _finite(s.get("ci_high")))
+            low, high = _yerr(mean, finite_float(s.get("ci_low")), finite_float(s.get("ci_high")))
             lows.append(low)
             highs.append(high)
         ax.bar(xs, ys, width=width * 0.95, color=_tutor_color(i), label=_mpl(tutor))
@@ -180,7 +180,7 @@ def _plot_sid_profile(board: Mapping, metrics: Sequence[str]) -> str:
     return _svg(fig, "sid-profile", "SID metric profile per tutor (SD, SV, IKT, BP, SC, L3GR, 3C) with 95% CIs")
 
 
-def _plot_transitions(tutors: Sequence[str], counts: Mapping[str, Mapping[str, Counter]]) -> str:
+def plot_transitions(tutors: Sequence[str], counts: Mapping[str, Mapping[str, Counter]]) -> str:
     kinds = [k for k, _ in PAIR_KINDS if k in counts]
     fig = _figure(8.0, 0.8 + (0.35 * len(tutors) + 0.5) * len(kinds))
     axes = fig.subplots(len(kinds), 1, squeeze=False)[:, 0]

@@ -20,7 +20,7 @@ RUN_FILE = "run.json"
 DEFAULT_RECORDS_FILE = "records.jsonl"
 MAX_PLAIN_CHUNK = 16  # units per chunk for a tutor without act_batch (finer = better balance, less lost on a crash)
 # tutor options that do not change what a run computes: they may differ on --resume
-_NON_IDENTITY_KWARGS = ("base_url", "cache_dir")
+NON_IDENTITY_KWARGS = ("base_url", "cache_dir")
 
 
 def read_records(path: Path, repair: bool = False) -> list[dict]:
@@ -57,7 +57,7 @@ def read_records(path: Path, repair: bool = False) -> list[dict]:
     return records
 
 
-def _record_key(record: dict) -> str:
+def record_key(record: dict) -> str:
     if "key" in record:
         return str(record["key"])
     if "spec" in record:  # an episodes.jsonl written before records carried their key
@@ -67,8 +67,8 @@ def _record_key(record: dict) -> str:
     raise DatasetError(f"a record of tutor {record.get('tutor')!r} has no 'key'; it cannot be matched to a unit")
 
 
-def _identity(suite: Suite, split: str, tutors: list[str], limit: int | None, n_units: int,
-              tutor_kwargs: dict[str, Any], judge: dict[str, Any] | None, batch_size: int | None) -> dict[str, Any]:
+def run_identity(suite: Suite, split: str, tutors: list[str], limit: int | None, n_units: int,
+                 tutor_kwargs: dict[str, Any], judge: dict[str, Any] | None, batch_size: int | None) -> dict[str, Any]:
     """What must match for ``--resume`` to continue a run (``batch_size`` only matters to batched tutors)."""
     from tutorzoo.eval.tracking import scrub_secrets
 
@@ -76,7 +76,7 @@ def _identity(suite: Suite, split: str, tutors: list[str], limit: int | None, n_
     return scrub_secrets({
         "suite": suite.name, "version": suite.version, "kind": suite.kind, "split": split, "tutors": tutors,
         "limit": limit, "units": n_units,
-        "tutor_kwargs": {k: v for k, v in sorted(tutor_kwargs.items()) if k not in _NON_IDENTITY_KWARGS},
+        "tutor_kwargs": {k: v for k, v in sorted(tutor_kwargs.items()) if k not in NON_IDENTITY_KWARGS},
         "judge": judge_id, "batch_size": batch_size,
     })
 

@@ -50,25 +50,25 @@ from typing import TYPE_CHECKING, Any, Literal
 from tutorzoo.envs.errors import ConfigError
 from tutorzoo.eval.executors import (
     Chunk,
-    _dump,
-    _judge,
-    _run_inline,
-    _run_pool,
-    _run_ray,
-    _tutor,
     failure_lines,
+    jsonl_line,
     run_chunk,
+    run_inline,
+    run_pool,
+    run_ray,
+    worker_judge,
+    worker_tutor,
 )
 from tutorzoo.eval.kinds import kind_for
 from tutorzoo.eval.run_folder import (
-    _NON_IDENTITY_KWARGS,
     DEFAULT_RECORDS_FILE,
+    NON_IDENTITY_KWARGS,
     RUN_FILE,
-    _identity,
-    _record_key,
     check_out_dir,
     prepare_output,
     read_records,
+    record_key,
+    run_identity,
 )
 from tutorzoo.eval.run_health import (
     failure_kind,
@@ -141,7 +141,7 @@ def build_tutor(name: str, tutor_kwargs: dict[str, Any]) -> Any:
     """This process's tutor ``name``; a class whose constructor does not fit the given options is a
     :class:`~tutorzoo.envs.errors.ConfigError` that says how to pass constructor arguments (``--tutor-arg``)."""
     try:
-        return _tutor(name, tutor_kwargs)
+        return worker_tutor(name, tutor_kwargs)
     except TypeError as exc:
         given = (f"the options {sorted(tutor_kwargs)}" if tutor_kwargs else "no arguments")
         raise ConfigError(f"tutor {name!r} cannot be built with {given} ({exc}); pass its constructor arguments "
@@ -271,12 +271,12 @@ def run_suite(
         raise ConfigError(f"--tutor-arg names tutors {unknown}, which are not in this run (tutors: {tutors})")
     batched = _check_tutors(tutors, kwargs_of, spec_of)
     if judge is not None and not str(judge.get("backend", "")).startswith("hf:"):
-        _judge(judge)  # an API judge is cheap to build: a bad setting fails here, not once per unit
+        worker_judge(judge)  # an API judge is cheap to build: a bad setting fails here, not once per unit
 
     out = Path(out)
     path = out / getattr(kind, "records_file", DEFAULT_RECORDS_FILE)
-    ident = _identity(suite, split, tutors, limit, len(units), tutor_kwargs, judge,
-                      batch_size if any(batched.values()) else None)
+    ident = run_identity(suite, split, tutors, limit, len(units), tutor_kwargs, judge,
+                         batch_size if any(batched.values()) else None)
     if seed is not None:  # absent otherwise, so that the run.json of an unseeded run is unchanged
         ident.update({"seed": seed, "replicates": replicates})
     if any(spec_of[t] != t for t in tutors) or tutor_options:  # likewise: only for runs that use them
@@ -284,7 +284,7 @@ def run_suite(
 
         ident["tutor_specs"] = {t: spec_of[t] for t in tutors}
         ident["tutor_options"] = scrub_secrets({t: {k: v for k, v in sorted((tutor_options or {}).get(t, {}).items())
-                                                    if k not in _NON_IDENTITY_KWARGS} for t in tutors})
+                                                    if k not in NON_IDENTITY_KWARGS} for t in tutors})
     previous = prepare_output(out, path, ident, resume, overwrite)
 
     order = {(t, u.key()): (i, j) for i, t in enumerate(tutors) for j, u in enumerate(units)}
@@ -292,7 +292,7 @@ def run_suite(
         raise ConfigError(f"suite {suite.name!r}: two units share a key; unit keys must be unique")
     done: dict[tuple[str, str], dict] = {}
     for record in previous:
-        pair = (str(record["tutor"]), _record_key(record))
+        pair = (str(record["tutor"]), record_key(record))
         if pair not in order:
             raise ConfigError(f"cannot resume {out}: {path.name} holds a record ({pair[0]}, {pair[1]}) that is not "
                               "part of this run; give a new --out")
@@ -324,24 +324,24 @@ def run_suite(
             for line in lines:
                 record = json.loads(line)  # the record as the file holds it: a resumed run reads the same
                 if replicate_of:
-                    key = _record_key(record)
+                    key = record_key(record)
                     if key in replicate_of:
                         record["replicate"], record["run_seed"] = replicate_of[key]
-                        line = _dump(record)
+                        line = jsonl_line(record)
                 fh.write(line + "\n")
                 fh.flush()
-                collected.setdefault((chunk.tutor, _record_key(record)), record)
+                collected.setdefault((chunk.tutor, record_key(record)), record)
                 if progress is not None:
                     progress.advance(bar)
 
         if not chunks:
             pass
         elif executor == "ray":
-            _run_ray(chunks, workers, ray_address, on_done)
+            run_ray(chunks, workers, ray_address, on_done)
         elif workers == 1:
-            _run_inline(chunks, on_done)
+            run_inline(chunks, on_done)
         else:
-            _run_pool(chunks, workers, on_done)
+            run_pool(chunks, workers, on_done)
     finally:
         fh.close()
         if progress is not None:

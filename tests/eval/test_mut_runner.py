@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from tutorzoo.envs.errors import ConfigError, DatasetError
-from tutorzoo.eval.runner import MAX_PLAIN_CHUNK, RUN_FILE, _chunks, _record_key, prepare_output, read_records
+from tutorzoo.eval.run_folder import record_key
+from tutorzoo.eval.runner import MAX_PLAIN_CHUNK, RUN_FILE, _chunks, prepare_output, read_records
 
 A = {"tutor": "a", "key": "k1"}
 B = {"tutor": "b", "key": "k2"}
@@ -56,13 +57,13 @@ def test_read_records_of_a_missing_file_is_empty(tmp_path: Path):
     assert read_records(tmp_path / "none.jsonl") == []
 
 
-# --- _record_key ----------------------------------------------------------------------------------------------
+# --- record_key ----------------------------------------------------------------------------------------------
 
 
 def test_record_key_prefers_the_stored_key_then_the_spec():
-    assert _record_key({"tutor": "a", "key": 7, "spec": {"task_set": "math"}}) == "7"
+    assert record_key({"tutor": "a", "key": 7, "spec": {"task_set": "math"}}) == "7"
     with pytest.raises(DatasetError, match="tutor 'a' has no 'key'"):
-        _record_key({"tutor": "a"})
+        record_key({"tutor": "a"})
 
 
 # --- prepare_output -------------------------------------------------------------------------------------------
@@ -200,17 +201,17 @@ def test_plain_chunks_are_capped():
 def test_identity_leaves_out_what_may_change_on_resume():
     from types import SimpleNamespace
 
-    from tutorzoo.eval.runner import _identity
+    from tutorzoo.eval.run_folder import run_identity
 
     suite = SimpleNamespace(name="default", version=2, kind="episode")
-    ident = _identity(suite, "held_out", ["a", "b"], 4, 12, {"temperature": 0.5, "base_url": "http://x",
-                                                             "cache_dir": "c", "alpha": 1},
-                      {"backend": "openai:m", "base_url": "http://y", "cache_dir": "d"}, 8)
+    ident = run_identity(suite, "held_out", ["a", "b"], 4, 12, {"temperature": 0.5, "base_url": "http://x",
+                                                                "cache_dir": "c", "alpha": 1},
+                         {"backend": "openai:m", "base_url": "http://y", "cache_dir": "d"}, 8)
     assert ident == {"suite": "default", "version": 2, "kind": "episode", "split": "held_out", "tutors": ["a", "b"],
                      "limit": 4, "units": 12, "tutor_kwargs": {"alpha": 1, "temperature": 0.5},
                      "judge": {"backend": "openai:m"}, "batch_size": 8}
     assert list(ident["tutor_kwargs"]) == ["alpha", "temperature"]
-    assert _identity(suite, "all", ["a"], None, 1, {}, None, None)["judge"] is None
+    assert run_identity(suite, "all", ["a"], None, 1, {}, None, None)["judge"] is None
 
 
 def test_run_file_is_sorted_indented_json_with_a_newline_in_a_new_nested_folder(tmp_path: Path):

@@ -61,7 +61,7 @@ def test_a_crashed_ray_task_is_recorded_and_the_run_goes_on(tmp_path, local_ray)
 
 
 class _FakeRay:
-    """Enough of the ``ray`` API for :func:`tutorzoo.eval.executors._run_ray`: tasks run at ``.remote`` time, in
+    """Enough of the ``ray`` API for :func:`tutorzoo.eval.executors.run_ray`: tasks run at ``.remote`` time, in
     order."""
 
     def __init__(self) -> None:
