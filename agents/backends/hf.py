@@ -17,6 +17,13 @@ left padding.
   reply does not depend on the conversations batched with it; the caller's torch random state is untouched.
   ``generate_many`` takes one config per conversation (each as its own call), and inside the engine's lockstep
   rounds (:mod:`tutorzoo.envs.lockstep`) the requests of every episode in flight go out as one batch.
+- **Prefill row by row, decode in batches**: each prompt's keys and values (all but its last token) are computed
+  alone, with the causal kernel over its own length, and laid out left-padded in one cache with room reserved for
+  the reply; ``generate`` then decodes the whole batch from there. A padded batch's own prefill attends over the
+  longest prompt's square for every row through a mask, which on lockstep episodes' prompts (hundreds of tokens
+  of varied length) costs more per row than one prompt alone; the decoding steps are what batching saves. Models
+  whose cache is not plain per-layer keys and values (sliding-window or linear-attention layers) keep
+  ``generate``'s own prefill.
 - **Long prompts** are truncated from the left, keeping the system message: the oldest other messages are
   dropped whole until the prompt fits in ``context_length - max_new_tokens`` tokens; if the last message
   alone is still too long, its oldest tokens are cut. ``meta`` reports ``truncated_messages`` and
@@ -42,6 +49,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -245,6 +253,9 @@ class HFBackend:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None,
                           logits_processor=LogitsProcessorList([_RowSampler(seeds, config)]))  # type: ignore[arg-type]
         with torch.inference_mode():
+            cache = self._prefill_rows(prompts, width, config.max_new_tokens)
+            if cache is not None:
+                kwargs[self._cache_key] = cache
             out = self.model.generate(input_ids=input_ids.to(self.device), attention_mask=attention.to(self.device),
                                       **kwargs)
         replies = []
@@ -261,6 +272,47 @@ class HFBackend:
                 text = text[: min(stops)]
             replies.append({"text": text.strip(), "tokens": len(tokens) + (end is not None), "finish": finish})
         return replies
+
+    def _prefill_rows(self, prompts: list[list[int]], width: int, room: int) -> Any | None:
+        """The key/value cache of every prompt but its last token, each row computed alone and left-padded to
+        ``width - 1`` positions, with ``room`` more reserved; ``generate`` then starts from the last prompt token
+        of every row.
+
+        A padded batch's prefill attends over ``width x width`` positions per row through an explicit mask, while
+        one row alone runs the causal kernel over its own length: on the prompts of lockstep episodes (hundreds of
+        tokens of varied length) the batched prefill costs more per row than one episode at a time, and the
+        decoding steps are what batching saves. Every chunk, of one row or many, goes through here, so a reply does
+        not depend on its batch any more than the batched decoding steps make it. None (``generate`` prefills the
+        padded batch itself) for a cache that is not plain per-layer keys and values (sliding-window or linear
+        layers, a transformers without cache layers) or a prompt of one token.
+        """
+        if min(len(p) for p in prompts) < 2:
+            return None
+        from transformers.cache_utils import DynamicCache, DynamicLayer
+
+        reserved_layer = _reserved_layer_class()
+        layers: list[Any] = []
+        for row, prompt in enumerate(prompts):
+            out = self.model(input_ids=torch.tensor([prompt[:-1]], dtype=torch.long, device=self.device),
+                             use_cache=True, logits_to_keep=1)
+            cache = out.cache if "cache" in out else out.past_key_values
+            if not all(type(layer) is DynamicLayer for layer in getattr(cache, "layers", [None])):
+                return None
+            if not layers:
+                layers = [reserved_layer(layer.keys, layer.values, len(prompts), width - 1, room)
+                          for layer in cache.layers]
+            for reserved, layer in zip(layers, cache.layers, strict=True):
+                reserved.put(row, layer.keys[0], layer.values[0])
+        batched = DynamicCache()
+        batched.layers = list(layers)
+        return batched
+
+    @property
+    def _cache_key(self) -> str:
+        """The name ``generate`` takes a cache under (``cache`` from transformers 5, ``past_key_values`` before)."""
+        import inspect
+
+        return "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
 
     def generate(self, conversations: list[list[dict]], config: GenerationConfig) -> list[GenerationResult]:
         """One result per conversation, in order; a failure is that conversation's ``error``, never a raise."""
@@ -355,3 +407,39 @@ class _RowSampler:
         uniform = torch.stack([torch.rand(vocab, generator=g) for g in self.generators]).to(logits.device)
         gumbel = -torch.log(-torch.log(uniform.clamp_min(torch.finfo(torch.float32).tiny)))
         return logits.log_softmax(dim=-1) + gumbel
+
+
+@functools.cache
+def _reserved_layer_class() -> type:
+    from transformers.cache_utils import DynamicLayer
+
+    class ReservedLayer(DynamicLayer):
+        """A :class:`~transformers.cache_utils.DynamicLayer` whose keys and values are views of buffers with room
+        for the reply: a decoding step writes its token's keys and values in place, where the plain layer copies
+        the whole cache (``torch.cat``) at every step. Past the reserved room it grows as the plain layer does."""
+
+        def __init__(self, keys: torch.Tensor, values: torch.Tensor, batch: int, length: int, room: int) -> None:
+            super().__init__()
+            self.device = keys.device
+            self._keys = keys.new_zeros((batch, keys.shape[1], length + room, keys.shape[3]))
+            self._values = values.new_zeros((batch, values.shape[1], length + room, values.shape[3]))
+            self.keys, self.values = self._keys[:, :, :length], self._values[:, :, :length]
+            self.is_initialized = True
+
+        def put(self, row: int, keys: torch.Tensor, values: torch.Tensor) -> None:
+            """One row's prefilled keys and values, right-aligned (the left is padding, masked out)."""
+            length = self.keys.shape[2]
+            self.keys[row, :, length - keys.shape[1]:] = keys
+            self.values[row, :, length - values.shape[1]:] = values
+
+        def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any,
+                   **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+            start, end = self.keys.shape[2], self.keys.shape[2] + key_states.shape[2]
+            if end > self._keys.shape[2]:
+                return super().update(key_states, value_states, *args, **kwargs)
+            self._keys[:, :, start:end] = key_states
+            self._values[:, :, start:end] = value_states
+            self.keys, self.values = self._keys[:, :, :end], self._values[:, :, :end]
+            return self.keys, self.values
+
+    return ReservedLayer

@@ -118,6 +118,44 @@ def test_greedy_rows_do_not_depend_on_their_batch_neighbours(backend: HFBackend)
     assert together == alone  # left padding with an attention mask leaves each row's greedy reply as it is
 
 
+@pytest.mark.parametrize("config", [GenerationConfig(max_new_tokens=12, temperature=0.0),
+                                    GenerationConfig(max_new_tokens=12, temperature=1.0, seed=3)],
+                         ids=["greedy", "seeded-sampling"])
+def test_rows_prefilled_alone_reply_as_a_padded_batch_prefill_does(backend: HFBackend, config: GenerationConfig,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    prompts = [convo("Short."), convo("What is 1/2 + 1/4? " * 6), convo("A question about ratios? " * 3)]
+    prefilled = backend.generate(prompts, config)
+    calls: list[int] = []
+    real = HFBackend._prefill_rows
+
+    def spy(self: HFBackend, rows: list, width: int, room: int):
+        cache = real(self, rows, width, room)
+        calls.append(len(rows))
+        assert cache is not None and all(layer.keys.shape[2] == width - 1 for layer in cache.layers)
+        return cache
+
+    monkeypatch.setattr(HFBackend, "_prefill_rows", spy)
+    assert [r.text for r in backend.generate(prompts, config)] == [r.text for r in prefilled]
+    assert calls == [3]  # the tiny Llama's cache is plain key/value layers: every row was prefilled alone
+    monkeypatch.setattr(HFBackend, "_prefill_rows", lambda self, rows, width, room: None)  # generate's own prefill
+    plain = backend.generate(prompts, config)
+    assert [(r.text, r.completion_tokens) for r in plain] == [(r.text, r.completion_tokens) for r in prefilled]
+
+
+def test_the_reserved_cache_layer_writes_in_place_then_grows(backend: HFBackend) -> None:
+    from tutorzoo.agents.backends.hf import _reserved_layer_class
+
+    keys, values = torch.ones(1, 2, 3, 4), torch.full((1, 2, 3, 4), 2.0)
+    layer = _reserved_layer_class()(keys, values, batch=2, length=5, room=1)
+    layer.put(1, keys[0], values[0])  # a row of 3 tokens, right-aligned in 5 positions
+    assert layer.keys[1, :, 2:].eq(1).all() and layer.keys[1, :, :2].eq(0).all() and layer.keys[0].eq(0).all()
+    buffer = layer._keys.data_ptr()
+    k, v = layer.update(torch.full((2, 2, 1, 4), 7.0), torch.full((2, 2, 1, 4), 8.0))
+    assert k.shape[2] == 6 and k.data_ptr() == buffer and k[:, :, 5].eq(7).all() and v[:, :, 5].eq(8).all()
+    k, v = layer.update(torch.full((2, 2, 1, 4), 9.0), torch.full((2, 2, 1, 4), 9.0))  # past the room: it grows
+    assert k.shape[2] == 7 and k[:, :, 5].eq(7).all() and k[:, :, 6].eq(9).all()
+
+
 def test_stop_strings_cut_the_reply(backend: HFBackend) -> None:
     cfg = GenerationConfig(max_new_tokens=40, seed=2)
     [free] = backend.generate([convo("Tell me about ratios.")], cfg)
