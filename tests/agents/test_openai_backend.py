@@ -158,13 +158,18 @@ def test_failures_are_not_cached(server: ChatServer, tmp_path) -> None:
     assert again.text == "fine now" and not again.cached and server.request_count == 2
 
 
-@pytest.mark.parametrize("bound", [1, 3], ids=["serial", "three"])
+@pytest.mark.parametrize("bound", [1, 3, 20], ids=["serial", "three", "three-pools"])
 def test_concurrency_bound_and_order(server: ChatServer, bound: int) -> None:
-    server.responder = lambda body, i: Reply(text=f"re: {body['messages'][-1]['content']}", delay=0.05)
-    convs = [[{"role": "user", "content": f"q{i}"}] for i in range(7)]
-    results = backend_for(server, max_concurrency=bound).generate(convs, CONFIG)
-    assert [r.text for r in results] == [f"re: q{i}" for i in range(7)]
+    delay = 0.05 if bound < 8 else 0.5  # long enough for every request to be sent before the first reply
+    server.responder = lambda body, i: Reply(text=f"re: {body['messages'][-1]['content']}", delay=delay)
+    convs = [[{"role": "user", "content": f"q{i}"}] for i in range(max(7, bound))]
+    backend = backend_for(server, max_concurrency=bound)
+    results = backend.generate(convs, CONFIG)
+    assert [r.text for r in results] == [f"re: q{i}" for i in range(len(convs))]
     assert server.max_in_flight == bound
+    assert len(backend._clients) == -(-bound // 8)  # one connection pool per 8 requests in flight
+    assert {r.meta["attempts"] for r in results} == {1} and backend.stats["requests"] == len(convs)
+    backend.close()
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
