@@ -177,6 +177,7 @@ class HFBackend:
         self.model = model.to(self.device).eval()
         self.context_length = max_context or _context_length(self.model, self.tokenizer)
         self.eos_ids: tuple[int, ...] = self.renderer.stop_ids
+        self._plain_cache = True  # until a prefill shows otherwise (see _prefill_rows)
         self.name = f"hf:{path_or_id}" + (f"+{adapter}" if adapter else "")
 
     # -- prompts ------------------------------------------------------------------------------------------
@@ -286,17 +287,19 @@ class HFBackend:
         padded batch itself) for a cache that is not plain per-layer keys and values (sliding-window or linear
         layers, a transformers without cache layers) or a prompt of one token.
         """
-        if min(len(p) for p in prompts) < 2:
+        if not self._plain_cache or min(len(p) for p in prompts) < 2:
             return None
         from transformers.cache_utils import DynamicCache, DynamicLayer
 
         reserved_layer = _reserved_layer_class()
         layers: list[Any] = []
+        last_only = {"logits_to_keep": 1} if "logits_to_keep" in self._forward_args else {}  # no logits needed
         for row, prompt in enumerate(prompts):
             out = self.model(input_ids=torch.tensor([prompt[:-1]], dtype=torch.long, device=self.device),
-                             use_cache=True, logits_to_keep=1)
+                             use_cache=True, **last_only)
             cache = out.cache if "cache" in out else out.past_key_values
             if not all(type(layer) is DynamicLayer for layer in getattr(cache, "layers", [None])):
+                self._plain_cache = False  # the model's cache is what it is: not asked again
                 return None
             if not layers:
                 layers = [reserved_layer(layer.keys, layer.values, len(prompts), width - 1, room)
@@ -310,9 +313,13 @@ class HFBackend:
     @property
     def _cache_key(self) -> str:
         """The name ``generate`` takes a cache under (``cache`` from transformers 5, ``past_key_values`` before)."""
+        return "cache" if "cache" in self._forward_args else "past_key_values"
+
+    @functools.cached_property
+    def _forward_args(self) -> frozenset[str]:
         import inspect
 
-        return "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
+        return frozenset(inspect.signature(self.model.forward).parameters)
 
     def generate(self, conversations: list[list[dict]], config: GenerationConfig) -> list[GenerationResult]:
         """One result per conversation, in order; a failure is that conversation's ``error``, never a raise."""

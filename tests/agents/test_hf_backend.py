@@ -142,6 +142,19 @@ def test_rows_prefilled_alone_reply_as_a_padded_batch_prefill_does(backend: HFBa
     assert [(r.text, r.completion_tokens) for r in plain] == [(r.text, r.completion_tokens) for r in prefilled]
 
 
+def test_a_model_whose_cache_is_not_plain_layers_keeps_generates_own_prefill(
+        tiny_model_dir: Path, backend: HFBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+    import transformers.cache_utils
+
+    prompts = [convo("Short."), convo("What is 1/2 + 1/4? " * 6)]
+    cfg = GenerationConfig(max_new_tokens=10, temperature=0.0)
+    expected = [r.text for r in backend.generate(prompts, cfg)]
+    monkeypatch.setattr(transformers.cache_utils, "DynamicLayer", type("SlidingLayer", (), {}))  # as Gemma's are
+    other = HFBackend(str(tiny_model_dir), batch_size=4, threads=1)
+    assert [r.text for r in other.generate(prompts, cfg)] == expected
+    assert other._plain_cache is False and other._prefill_rows([[1, 2, 3]], 3, 1) is None  # not asked again
+
+
 def test_the_reserved_cache_layer_writes_in_place_then_grows(backend: HFBackend) -> None:
     from tutorzoo.agents.backends.hf import _reserved_layer_class
 
