@@ -22,7 +22,8 @@ from tutorzoo.envs.content import ContentReader, with_reading
 from tutorzoo.envs.errors import ConfigError
 from tutorzoo.envs.grading import Grade, grade, mentions_value
 from tutorzoo.envs.labels import COGNITION_STATES
-from tutorzoo.envs.records import EnvEpisodeRecord, TurnRecord, env_episode_record, student_turn, tutor_info, tutor_turn
+from tutorzoo.envs.protocols import FailureRecord
+from tutorzoo.envs.records import EpisodeRecord, Outcome, TurnRecord, student_turn, tutor_info, tutor_turn
 from tutorzoo.envs.reward_api import LearningGain, RewardModel
 from tutorzoo.envs.session_prompts import STUDENT_SYSTEM_PROMPT, TEST_ANSWER_FORMAT, TUTOR_SYSTEM_PROMPT
 from tutorzoo.envs.tasks import get_task_set
@@ -142,7 +143,7 @@ class TutoringEnv(AECEnv):
         self._student_messages: list[dict] = [
             {"role": "system", "content": STUDENT_SYSTEM_PROMPT.format(statement=task.statement)}
         ]
-        self.outcome: dict | None = None
+        self.outcome: Outcome | None = None  # set once the episode has ended
 
         self.phase = "pretest"
         self._student_next: tuple[str, int] = ("pretest", 0)
@@ -414,18 +415,20 @@ class TutoringEnv(AECEnv):
         post = _score(primary) if primary else None
         post_same = _score(same) if same else None
         gain = (post - pre) if (post is not None and pre is not None) else 0.0
-        self.outcome = {
-            "pretest_score": pre,
-            "posttest_score": post,
-            "posttest_same_score": post_same,
-            "learning_gain": gain if post is not None else None,
-            "learning_gain_same": (post_same - pre) if (post_same is not None and pre is not None) else None,
-        }
+        # the reward model reads the record with the gains and what was credited before the episode's own terms
+        self.outcome = Outcome(
+            pretest_score=pre,
+            posttest_score=post,
+            posttest_same_score=post_same,
+            learning_gain=gain if post is not None else None,
+            learning_gain_same=(post_same - pre) if (post_same is not None and pre is not None) else None,
+            reward_components=dict(self._components),
+            reward=self._credited,
+        )
         if not truncated:
-            self._credit(self.reward_model.episode({**self.episode_record(copy=False), **self.outcome}))
+            self._credit(self.reward_model.episode(self.episode_record(copy=False)))
             self.rewards["student"] = float(gain)
-        self.outcome["reward_components"] = dict(self._components)
-        self.outcome["reward"] = self._credited
+        self.outcome = replace(self.outcome, reward_components=dict(self._components), reward=self._credited)
         for a in self.agents:
             if truncated:
                 self.truncations[a] = True
@@ -433,34 +436,39 @@ class TutoringEnv(AECEnv):
                 self.terminations[a] = True
         self.phase = "done"
 
-    def episode_record(self, copy: bool = True) -> EnvEpisodeRecord:
-        """The episode as one JSON-able object (the ``episodes.jsonl`` record of docs/design.md).
+    def episode_record(self, copy: bool = True, *, spec: dict[str, Any] | None = None, tutor: str | None = None,
+                       student: str | None = None, failures: list[FailureRecord] | None = None) -> EpisodeRecord:
+        """The episode as one :class:`~tutorzoo.envs.records.EpisodeRecord` (an ``episodes.jsonl`` line).
 
-        ``copy=False`` shares the env's own lists (for a reward model that only reads them, at episode end).
+        ``spec``, ``tutor``, ``student`` and ``failures`` are the run's (the rollout engine passes them); a failure
+        makes ``ended_by`` ``"failure"``. ``copy=False`` shares the env's own lists (for a reward model that only
+        reads them, at episode end).
         """
         assert self.task is not None, "reset() the env before asking for its record"
-        outcome = {
-            "pretest_score": _score(self.pretest_results),
-            "posttest_score": None,
-            "posttest_same_score": None,
-            "learning_gain": None,
-            "learning_gain_same": None,
-            "reward_components": dict(self._components),
-            "reward": self._credited,
-            **(self.outcome or {}),
-        }
-        return env_episode_record(
+        outcome = self.outcome or Outcome(pretest_score=_score(self.pretest_results),
+                                          reward_components=dict(self._components), reward=self._credited)
+        return EpisodeRecord(
             task={"id": self.task.id, "title": self.task.title, "disciplines": list(self.task.disciplines)},
             config=self.config.model_dump(exclude={"render_mode"}),
             transcript=[TurnRecord(**t) for t in self.transcript] if copy else self.transcript,
             pretest=[dict(r) for r in self.pretest_results] if copy else self.pretest_results,
             posttest=[dict(r) for r in self.posttest_results] if copy else self.posttest_results,
-            outcome=outcome,
+            pretest_score=outcome.pretest_score,
+            posttest_score=outcome.posttest_score,
+            posttest_same_score=outcome.posttest_same_score,
+            learning_gain=outcome.learning_gain,
+            learning_gain_same=outcome.learning_gain_same,
+            reward_components=dict(outcome.reward_components),
+            reward=outcome.reward,
             n_tutor_turns=self.tutor_turns,
-            ended_by=self.ended_by or "unfinished",
+            ended_by="failure" if failures else (self.ended_by or "unfinished"),
             invalid_turns=dict(self.invalid_turns),
             clipped_turns=dict(self.clipped_turns),
             privileged_student_state=self._privileged,
+            spec=spec,
+            tutor=tutor,
+            student=student,
+            failures=failures,
         )
 
     # ------------------------------------------------------------------ observations and infos
@@ -537,7 +545,7 @@ class TutoringEnv(AECEnv):
             pretest=list(self._pretest_view),
             last_act=dict(self._last_act_dict) if self._last_act_dict else None,
             reward_components=dict(self._last_components),
-            outcome=dict(self.outcome) if self.outcome is not None else None,
+            outcome=self.outcome.to_dict() if self.outcome is not None else None,
         )
         kind, index = self._student_next
         reply = kind == "reply"
@@ -558,7 +566,7 @@ class TutoringEnv(AECEnv):
             student_info.update(item=item, item_index=index, n_items=len(self._post_items), posttest_kind=post_kind,
                                 test_prompts=self._posttest_prompts())
         if self.outcome is not None:
-            student_info["outcome"] = dict(self.outcome)
+            student_info["outcome"] = self.outcome.to_dict()
         self.infos = {"tutor": tutor, "student": student_info}
 
     # ------------------------------------------------------------------ rendering

@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.errors import ConfigError
 from tutorzoo.envs.protocols import Student
+from tutorzoo.envs.records import json_form
 from tutorzoo.eval.seat_episode import SID_METRICS, SeatEpisode, default_student
 
 
@@ -131,7 +132,7 @@ class Ledger:
     def _append(self, name: str, record: dict) -> None:
         if self.out is not None:
             with (self.out / name).open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
+                fh.write(json.dumps(json_form(record), sort_keys=True, ensure_ascii=False) + "\n")
 
     def started(self) -> None:
         with self._lock:

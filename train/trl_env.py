@@ -57,6 +57,7 @@ from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.engine import episode_record
 from tutorzoo.envs.errors import ConfigError
 from tutorzoo.envs.protocols import FailureRecord, failure_record
+from tutorzoo.envs.records import json_form
 from tutorzoo.envs.reward_api import RewardModel
 
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
@@ -148,7 +149,7 @@ class EpisodeLog:
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
+                fh.write(json.dumps(json_form(record), sort_keys=True, ensure_ascii=False) + "\n")
 
     def counts(self) -> dict[str, int]:
         return {"episodes": self.episodes, "scored": self.scored, "failed": self.failed,

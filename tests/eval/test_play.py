@@ -20,6 +20,7 @@ import pytest
 from rich.console import Console
 
 from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.records import json_form
 from tutorzoo.eval.play import DEFAULT_SUMMARY, PROMPT, TUTOR_NAME, annotation_line, main, play_episode
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -254,6 +255,6 @@ def test_play_record_scores_like_a_rollout(tmp_path):
     from tutorzoo.eval.score import score_file
 
     record, _ = _play([*TURNS, "/end"])
-    (tmp_path / "episodes.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    (tmp_path / "episodes.jsonl").write_text(json.dumps(json_form(record)) + "\n", encoding="utf-8")
     result = score_file(tmp_path / "episodes.jsonl", tmp_path)
     assert result["n_records"] == 1 and result["skipped"] == []

@@ -12,6 +12,7 @@ import pytest
 
 from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.records import json_form
 from tutorzoo.eval.rollout import run_episode
 from tutorzoo.rewards import load_rubric
 from tutorzoo.train.trl_env import (
@@ -283,7 +284,7 @@ def test_grpo_trainer_runs_two_steps_and_rewards_the_record(tmp_path: Path, monk
         spec = EpisodeSpec.model_validate(rec["spec"])
         replies = next(s for s in SCRIPTS if s[0] == opening)
         expected = _harness(spec, [*replies[:-1], f"{replies[-1]} [END]"])
-        assert json.dumps(rec, sort_keys=True) == json.dumps(expected, sort_keys=True)
+        assert json.dumps(json_form(rec), sort_keys=True) == json.dumps(json_form(expected), sort_keys=True)
     steps = [h for h in trainer.state.log_history if "reward" in h]
     assert len(steps) == 2
     for k, h in enumerate(steps):  # TRL's logged reward is the mean of the step's records (float32)
