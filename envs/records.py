@@ -67,6 +67,34 @@ class TurnRecord(TypedDict):
     invalid: bool
 
 
+class StudentSnapshot(TypedDict, total=False):
+    """A simulated student's hidden state after a turn (``tutorzoo.agents.student.model.snapshot``), as the env
+    holds it for rewards and the record's ``privileged_student_state``; never shown to the tutor. Every key is
+    optional: a student that reports no state gives an empty snapshot, a model-worded one adds
+    ``utterance_source``."""
+
+    mastery: dict[str, float]
+    """Per knowledge component: the probability the student knows it (BKT), rounded to 6 places."""
+    misconceptions: dict[str, str]
+    """Per misconception the student holds: ``active``, ``suppressed`` or ``repaired``."""
+    bloom: str
+    """The student's Bloom level."""
+    engagement: float
+    """Engagement in [0, 1]."""
+    confidence: float
+    """Confidence in [0, 1]."""
+    anxiety: float
+    """Anxiety in [0, 1]."""
+    memorised: list[str]
+    """Answers the student has been told and can repeat."""
+    response: str
+    """The kind of reply the student chose (``correct``, ``paraphrase``, ...)."""
+    misconception_shown: str | None
+    """The misconception the reply showed, if any."""
+    utterance_source: str
+    """An LLM-worded student: whether the turn's text is the model's (``llm``) or the template's."""
+
+
 def tutor_turn(act: TutorAct, utterance: str, turn: int) -> TurnRecord:
     """The transcript record of a tutor turn whose annotation (or chosen act) is ``act``."""
     return _turn("tutor", utterance, act.intent, act.strategy, list(act.disciplines), act.discipline_transfer,
@@ -210,7 +238,7 @@ class EpisodeRecord(Mapping[str, Any]):
     """Per speaker (``tutor``, ``student``): turns that were not language or not a valid action."""
     clipped_turns: dict[str, int]
     """Per speaker: turns cut to the length limit."""
-    privileged_student_state: dict[str, Any]
+    privileged_student_state: StudentSnapshot
     """The simulated student's hidden state at the end (analysis only; never shown to the tutor)."""
     schema_version: int = SCHEMA_VERSION
     """The layout version (:data:`SCHEMA_VERSION`)."""
@@ -400,7 +428,7 @@ def tutor_turns(record: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 __all__ = [
     "ACT_FIELD_KEYS", "ENDED_BY", "LEARNING_GAIN", "LEGACY_TURN_KEYS", "SCHEMA_VERSION", "EpisodeRecord", "Outcome",
-    "TaskRef", "TurnRecord", "TutorInfo", "failed", "json_form", "learning_gain", "learning_gain_same",
-    "posttest_score", "reward_components", "schema_version", "student_turn", "transcript", "turn_from_json",
-    "tutor_info", "tutor_turn", "tutor_turns",
+    "StudentSnapshot", "TaskRef", "TurnRecord", "TutorInfo", "failed", "json_form", "learning_gain",
+    "learning_gain_same", "posttest_score", "reward_components", "schema_version", "student_turn", "transcript",
+    "turn_from_json", "tutor_info", "tutor_turn", "tutor_turns",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from dataclasses import replace
 from difflib import get_close_matches
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -23,8 +23,16 @@ from tutorzoo.envs.errors import ConfigError
 from tutorzoo.envs.grading import Grade, grade, mentions_value
 from tutorzoo.envs.labels import COGNITION_STATES
 from tutorzoo.envs.protocols import FailureRecord
-from tutorzoo.envs.records import EpisodeRecord, Outcome, TurnRecord, student_turn, tutor_info, tutor_turn
-from tutorzoo.envs.reward_api import LearningGain, RewardModel
+from tutorzoo.envs.records import (
+    EpisodeRecord,
+    Outcome,
+    StudentSnapshot,
+    TurnRecord,
+    student_turn,
+    tutor_info,
+    tutor_turn,
+)
+from tutorzoo.envs.reward_api import Exchange, LearningGain, RewardModel
 from tutorzoo.envs.session_prompts import STUDENT_SYSTEM_PROMPT, TEST_ANSWER_FORMAT, TUTOR_SYSTEM_PROMPT
 from tutorzoo.envs.tasks import get_task_set
 from tutorzoo.envs.tasks.base import Item, Task
@@ -134,10 +142,12 @@ class TutoringEnv(AECEnv):
         self._last_tutor_act: TutorAct | None = None
         self._last_act_dict: dict | None = None
         self._last_tutor_text = ""
-        self._privileged: dict = {}
+        # the student's hidden state after its last dialogue turn, as the env holds it for the reward model and the
+        # record (a simulated student reports it with each turn; a plain-text one reports none)
+        self._student_state: StudentSnapshot = {}
         self._components: dict[str, float] = {}
         self._credited = 0.0
-        self._pending: dict | None = None  # the tutor turn awaiting the student's reply, for exchange rewards
+        self._pending: TurnRecord | None = None  # the tutor turn awaiting the student's reply, for exchange rewards
         self._last_components: dict[str, float] = {}
         self._tutor_messages: list[dict] = [{"role": "system", "content": TUTOR_SYSTEM_PROMPT}]
         self._student_messages: list[dict] = [
@@ -204,14 +214,16 @@ class TutoringEnv(AECEnv):
             text = self._student_text_action(action)
             self._answer_item(kind, index, text)
             return
-        state_before = self._privileged
+        state_before = self._student_state
         turn = self._student_turn(action)
         self._record_student(turn)
         if self._pending is not None:
-            self._credit(self.reward_model.exchange({
+            assert self.task is not None
+            exchange: Exchange = {
                 "task": self.task, "tutor": self._pending, "student": turn, "state_before": state_before,
-                "state_after": self._privileged, "history": self.transcript, "turn": self.tutor_turns,
-            }))
+                "state_after": self._student_state, "history": self.transcript, "turn": self.tutor_turns,
+            }
+            self._credit(self.reward_model.exchange(exchange))
             self._pending = None
         if kind == "open":
             self._tutor_next, self._student_next = "dialogue", ("reply", 0)
@@ -318,7 +330,7 @@ class TutoringEnv(AECEnv):
             self.invalid_turns["student"] += 1
             invalid = True
         if turn.privileged:
-            self._privileged = turn.privileged
+            self._student_state = _snapshot(turn.privileged)
         states_answer = bool(text) and mentions_value(text, self.task.answer)
         return student_turn(turn, text, self.tutor_turns, states_answer, invalid)
 
@@ -464,7 +476,7 @@ class TutoringEnv(AECEnv):
             ended_by="failure" if failures else (self.ended_by or "unfinished"),
             invalid_turns=dict(self.invalid_turns),
             clipped_turns=dict(self.clipped_turns),
-            privileged_student_state=self._privileged,
+            privileged_student_state=self._student_state,
             spec=spec,
             tutor=tutor,
             student=student,
@@ -557,7 +569,7 @@ class TutoringEnv(AECEnv):
             "messages": list(self._student_messages),
             "tutor_act": self._last_tutor_act if reply else None,
             "tutor_utterance": self._last_tutor_text if reply else "",
-            "privileged_student_state": self._privileged,
+            "privileged_student_state": self._student_state,
         }
         if kind == "pretest":
             student_info.update(item=self._pre_items[index], item_index=index, n_items=len(self._pre_items))
@@ -596,6 +608,11 @@ def _invalid_act(task: Task) -> TutorAct:
         target_kc=None,
         invalid=True,
     )
+
+
+def _snapshot(privileged: dict[str, Any]) -> StudentSnapshot:
+    """The student's reported hidden state as the env holds it (the student's own dict, typed, not copied)."""
+    return cast(StudentSnapshot, privileged)  # a StudentTurn's privileged dict has the snapshot's keys
 
 
 def _answer_text(item: Item) -> str:
