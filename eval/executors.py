@@ -25,7 +25,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from tutorzoo.envs.errors import ConfigError
-from tutorzoo.envs.records import json_form
 from tutorzoo.eval.kinds import kind_for
 
 if TYPE_CHECKING:
@@ -76,7 +75,7 @@ def _judge(config: dict[str, Any] | None) -> Any:
 
 def _dump(record: dict) -> str:
     """One JSONL line, exactly as :class:`tutorzoo.eval.rollout.JsonlWriter` writes it."""
-    return json.dumps(json_form(record), sort_keys=True, ensure_ascii=False)
+    return json.dumps(record, sort_keys=True, ensure_ascii=False)
 
 
 def _failure(agent: str, error: str, trace: str = "") -> dict:

@@ -37,6 +37,7 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tutorzoo.envs import records
 from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.errors import ConfigError
 from tutorzoo.envs.protocols import Student
@@ -109,8 +110,8 @@ def outcome_of(record: dict) -> Outcome:
     return Outcome(
         key=EpisodeSpec(**record["spec"]).key(), scored=not failed, ended_by=str(record.get("ended_by")),
         failure=failure,
-        learning_gain=None if failed else record.get("learning_gain"),
-        learning_gain_same=None if failed else record.get("learning_gain_same"),
+        learning_gain=None if failed else records.learning_gain(record),
+        learning_gain_same=None if failed else records.learning_gain_same(record),
         reward=None if failed else record.get("reward"),
         reward_components={k: float(v) for k, v in (record.get("reward_components") or {}).items()},
         metrics={} if failed else {name: metrics.get(name) for name in SID_METRICS},

@@ -29,7 +29,7 @@ Example::
     suite = load_suite("default")
     kind = kind_for(suite)
     records = list(kind.run(suite.units()[:2], make_tutor("socratic"), "socratic", None, 16))
-    kind.metrics(records, judged=False)["groups"]["socratic"]["metrics"]["learning_gain"]
+    kind.metrics(records, judged=False)["groups"]["socratic"]["metrics"]["ALG"]
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.errors import ConfigError
-from tutorzoo.envs.records import EpisodeRecord
+from tutorzoo.envs.records import LEARNING_GAIN, EpisodeRecord
 from tutorzoo.eval.kinds.base import suite_items
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ SID_MODULE = "tutorzoo.eval.judges.sid"
 
 # The columns of the printed leaderboard: (metric, header, scale). The report has every metric.
 COLUMNS: tuple[tuple[str, str, float], ...] = (
-    ("learning_gain", "Gain iso", 100.0),
+    (LEARNING_GAIN, "Gain iso", 100.0),
     ("learning_gain_same", "Gain same", 100.0),
     ("ACC_pre", "Pre %", 1.0),
     ("ACC_post", "Post %", 1.0),
@@ -83,7 +83,7 @@ class EpisodeSettings(BaseModel):
 
     rubrics: list[Literal["sid_rubrics"]] = Field(default_factory=list,
                                                   description="Judge rubrics scored per episode with --judge.")
-    rank_metric: str = Field(default="learning_gain", description="The leaderboard's order.")
+    rank_metric: str = Field(default=LEARNING_GAIN, description="The leaderboard's order.")
     columns: list[Column] | None = Field(default=None, description="Printed leaderboard columns.")
     legend: str | None = Field(default=None, description="Line printed under the leaderboard.")
     student: str = Field(default="simulated", description="The student: 'simulated', 'llm:<backend>' (the model is "

@@ -76,7 +76,7 @@ def test_tools_give_the_harness_record_to_the_byte(spec: EpisodeSpec) -> None:
     assert "session is over" in env.end_session(SUMMARY)
     reward = env.get_reward()
     expected = _harness(spec, [*SAYS, f"{SUMMARY} [END]"])
-    assert json.dumps(env.record, sort_keys=True) == json.dumps(expected, sort_keys=True)
+    assert json.dumps(json_form(env.record), sort_keys=True) == json.dumps(json_form(expected), sort_keys=True)
     assert reward == expected["reward"] and env.record["learning_gain"] == expected["learning_gain"]
     assert env.record["ended_by"] == "end_marker" and env.record["n_tutor_turns"] == 3
     assert log.counts() == {"episodes": 1, "scored": 1, "failed": 0, "unfinished": 0}
