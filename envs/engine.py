@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from tutorzoo.envs import tutoring_v0
 from tutorzoo.envs.config import EpisodeSpec
@@ -89,7 +89,7 @@ class Episode:
 class Observer(Protocol):
     """Sees each episode around the tutor's turns (``tutorzoo play``'s screen, DPO's dialogue states)."""
 
-    def before_tutor(self, episode: Episode, observation: dict, info: dict) -> None:
+    def before_tutor(self, episode: Episode, observation: dict | None, info: dict) -> None:
         """Called at every tutor turn, observe-only ones included, before the tutor is asked."""
 
     def after_tutor(self, episode: Episode, info: dict) -> None:
@@ -199,7 +199,7 @@ def tutor_seat(tutor: Tutor | BatchedTutor | EpisodeTutor | TutorSeat) -> TutorS
     # issubclass of the class is cached by the ABC machinery, and a class with both methods makes isinstance true
     # too (its first test); only an instance given them in __init__ needs the instance check
     if issubclass(type(tutor), Tutor) or isinstance(tutor, Tutor):
-        return BatchOfOne(tutor)
+        return BatchOfOne(cast(Tutor, tutor))  # (the class check narrows nothing for a type checker)
     raise TypeError(f"{type(tutor).__name__} is not a tutor: give it reset(seed) and act(observation, info) "
                     "(or act_batch(batch) for a batched one); see tutorzoo.envs.protocols")
 
@@ -225,7 +225,7 @@ def advance(
     seat: str,
     other: Tutor | Student,
     *,
-    before_tutor: Callable[[dict, dict], None] | None = None,
+    before_tutor: Callable[[dict | None, dict], None] | None = None,
     after_step: Callable[[], None] | None = None,
 ) -> tuple[dict, dict] | None:
     """Play every turn that is not ``seat``'s own decision, the ``other`` seat's with ``other.act`` and the tutor's
@@ -251,8 +251,9 @@ def advance(
             if agent == "tutor" and before_tutor is not None:
                 before_tutor(obs, info)
             if agent == seat:
+                assert obs is not None  # the deciding seat always sees its observation
                 return obs, info
-            action = other.act(obs, info)
+            action = other.act(obs, info)  # type: ignore[arg-type]  # None for a seat that reads none
         env.step(action)
         if after_step is not None:
             after_step()

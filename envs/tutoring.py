@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import replace
 from difflib import get_close_matches
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -18,7 +19,7 @@ from tutorzoo.envs.acts import StudentTurn, TutorAct
 from tutorzoo.envs.annotate import AnnotationContext, Annotator
 from tutorzoo.envs.config import EnvConfig, make_config
 from tutorzoo.envs.content import EMPTY as EMPTY_READING
-from tutorzoo.envs.content import ContentReader, with_reading
+from tutorzoo.envs.content import ContentReader, Reading, with_reading
 from tutorzoo.envs.errors import ConfigError
 from tutorzoo.envs.grading import Grade, grade, mentions_value
 from tutorzoo.envs.labels import COGNITION_STATES
@@ -39,6 +40,13 @@ from tutorzoo.envs.tasks.base import Item, Task
 
 AGENTS = ("tutor", "student")
 
+
+class TurnReader(Protocol):
+    """What reads a tutor turn's content (``ContentReader.for_task(task)``, or a model-backed reader)."""
+
+    def read(self, text: str) -> Reading: ...
+
+
 class TutoringEnv(AECEnv):
     """A tutor and a student: pre-test -> dialogue -> post-test. See :mod:`tutorzoo.envs.tutoring_v0` for the docs."""
 
@@ -51,11 +59,11 @@ class TutoringEnv(AECEnv):
         # what reads the tutor's turns (task -> an object with ``read(text) -> tutorzoo.envs.content.Reading``): the
         # rule
         # reader by default; a model-backed one from tutorzoo.agents.content_reader_llm.reader_factory("llm:…" | "hf:…")
-        reader = kwargs.pop("reader", None)
+        reader: Callable[[Task], TurnReader] | None = kwargs.pop("reader", None)
         if reader is not None and not callable(reader):
             raise ConfigError(f"reader must be a callable task -> reader (e.g. tutorzoo.agents.content_reader_llm."
                               f"reader_factory('llm:openai:<model>')), got {type(reader).__name__}")
-        self._reader_factory = reader if reader is not None else ContentReader.for_task
+        self._reader_factory: Callable[[Task], TurnReader] = reader if reader is not None else ContentReader.for_task
         if reward is not None and not isinstance(reward, RewardModel):
             raise ConfigError(
                 "reward must implement tutorzoo.envs.reward_api.RewardModel (e.g. tutorzoo.rewards.Rubric), "
@@ -109,6 +117,7 @@ class TutoringEnv(AECEnv):
             task_id = self._task_ids[int(self._rng.integers(len(self._task_ids)))]
         task = self._task_set.build(task_id, self._rng)
         self.task = task
+        self._task = task  # the episode's task (``task`` is None before the first reset)
         self._task_public = task.public_view()
         self._pre_items: tuple[Item, ...] = task.pretest
         self._post_items: list[tuple[Item, str]] = self._posttest_items(task)
@@ -218,9 +227,8 @@ class TutoringEnv(AECEnv):
         turn = self._student_turn(action)
         self._record_student(turn)
         if self._pending is not None:
-            assert self.task is not None
             exchange: Exchange = {
-                "task": self.task, "tutor": self._pending, "student": turn, "state_before": state_before,
+                "task": self._task, "tutor": self._pending, "student": turn, "state_before": state_before,
                 "state_after": self._student_state, "history": self.transcript, "turn": self.tutor_turns,
             }
             self._credit(self.reward_model.exchange(exchange))
@@ -312,17 +320,17 @@ class TutoringEnv(AECEnv):
                     utterance=action["utterance"],
                     cognition_state=action.get("cognition_state", "vague_understanding"),
                     cognitive_level=action.get("cognitive_level", "understand"),
-                    disciplines=tuple(action.get("disciplines", (self.task.disciplines[0],))),
+                    disciplines=tuple(action.get("disciplines", (self._task.disciplines[0],))),
                     discipline_transfer=bool(action.get("discipline_transfer", False)),
                     privileged=dict(action.get("privileged", {})),
                 )
             except (ValueError, TypeError):
                 invalid = True
-                turn = StudentTurn(action["utterance"], "irrelevant", "remember", (self.task.disciplines[0],))
+                turn = StudentTurn(action["utterance"], "irrelevant", "remember", (self._task.disciplines[0],))
         else:
             text = action if isinstance(action, str) else ""
             invalid = not isinstance(action, str)
-            turn = StudentTurn(text, "vague_understanding", "understand", (self.task.disciplines[0],))
+            turn = StudentTurn(text, "vague_understanding", "understand", (self._task.disciplines[0],))
         text, changed = tzs.normalize_text(turn.utterance, tzs.MAX_UTTERANCE_CHARS)
         if changed:
             self.clipped_turns["student"] += 1
@@ -331,7 +339,7 @@ class TutoringEnv(AECEnv):
             invalid = True
         if turn.privileged:
             self._student_state = _snapshot(turn.privileged)
-        states_answer = bool(text) and mentions_value(text, self.task.answer)
+        states_answer = bool(text) and mentions_value(text, self._task.answer)
         return student_turn(turn, text, self.tutor_turns, states_answer, invalid)
 
     def _record_student(self, rec: TurnRecord) -> None:
@@ -376,7 +384,8 @@ class TutoringEnv(AECEnv):
             self.clipped_turns["tutor"] += 1
         if not isinstance(action, str) or not text.strip():
             self.invalid_turns["tutor"] += 1
-            return _invalid_act(self.task), text
+            return _invalid_act(self._task), text
+        assert self._annotator is not None  # text mode has one
         act = self._annotator.annotate(text, self._ctx)
         if act.invalid:  # not language (envs/wellformed.py): counted like an empty or garbage action
             self.invalid_turns["tutor"] += 1
@@ -388,14 +397,14 @@ class TutoringEnv(AECEnv):
             ints = act_ints(action)
         except (TypeError, ValueError):  # not an act of the space
             self.invalid_turns["tutor"] += 1
-            return _invalid_act(self.task), ""
-        act = act_from_ints(ints, self.task)
+            return _invalid_act(self._task), ""
+        act = act_from_ints(ints, self._task)
         if self._ctx.previous_disciplines:  # a transfer is judged against the turn before, as the annotator does
             prev = self._ctx.previous_disciplines
             moved = any(d not in prev for d in act.disciplines)
             if moved and not act.discipline_transfer:  # (else the act is unchanged: no dataclasses.replace)
                 act = replace(act, discipline_transfer=True)
-        text = verbalise_act(act, self.task, self._rng)
+        text = verbalise_act(act, self._task, self._rng)
         # the act's labels are the tutor's choice; the student learns from what its words say, read as in text mode
         return replace(act, content=self._reader.read(text)), text
 
@@ -524,7 +533,7 @@ class TutoringEnv(AECEnv):
         if kind == "posttest":
             return self._posttest_prompts()[index]
         if kind == "open":
-            return f"Start the dialogue: ask your tutor about the task. Task: {self.task.statement}"
+            return f"Start the dialogue: ask your tutor about the task. Task: {self._task.statement}"
         return self._last_tutor_text
 
     def _posttest_prompts(self) -> tuple[str, ...]:
@@ -537,7 +546,7 @@ class TutoringEnv(AECEnv):
         return self._post_prompts
 
     def _pretest_summary(self) -> str:
-        lines = [f"Task: {self.task.statement}", "Pre-test results:"]
+        lines = [f"Task: {self._task.statement}", "Pre-test results:"]
         for i, (item, r) in enumerate(zip(self._pre_items, self.pretest_results, strict=False)):
             verdict = "correct" if r["correct"] else "incorrect"
             lines.append(f"{i + 1}. {item.render(with_options=False)} Student: {r['response']} ({verdict})")
@@ -579,7 +588,8 @@ class TutoringEnv(AECEnv):
                                 test_prompts=self._posttest_prompts())
         if self.outcome is not None:
             student_info["outcome"] = self.outcome.to_dict()
-        self.infos = {"tutor": tutor, "student": student_info}
+        # PettingZoo types an agent's info as a plain dict; the tutor's is the TutorInfo TypedDict
+        self.infos = {"tutor": cast(dict[str, Any], tutor), "student": student_info}
 
     # ------------------------------------------------------------------ rendering
     def render(self) -> str | None:
