@@ -50,9 +50,10 @@ test-slow: $(FULL) browser
 lint: $(CORE)
 	$(VENV)/bin/ruff check .
 
-# pyright (basic) on the packages [tool.pyright] in pyproject.toml names, against this venv's packages
+# pyright (basic) on the packages [tool.pyright] in pyproject.toml names, against this venv's packages (pyright
+# comes with the dev extra, with its own Node.js: no download at run time)
 typecheck: $(CORE)
-	$(VENV)/bin/pyright --pythonpath $(PY)
+	$(PY) -m pyright --pythonpath $(PY)
 
 bench: $(FULL)
 	$(PIN)

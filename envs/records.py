@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, cast
 
 from tutorzoo.envs.acts import ACT_FIELD_KEYS, StudentTurn, TutorAct
 from tutorzoo.envs.errors import DatasetError
@@ -176,9 +176,10 @@ class Outcome:
     reward: float = 0.0
     """The weighted reward credited to the tutor."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> OutcomeInfo:
         """The outcome as the tutor's and student's ``info["outcome"]`` give it (a fresh dict)."""
-        return {name: (dict(v) if isinstance(v := getattr(self, name), dict) else v) for name in _OUTCOME_FIELDS}
+        return cast(OutcomeInfo, {name: (dict(v) if isinstance(v := getattr(self, name), dict) else v)
+                                  for name in _OUTCOME_FIELDS})
 
 
 _OUTCOME_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Outcome))
@@ -338,28 +339,53 @@ _FIELD_SET = frozenset(_RECORD_FIELDS)
 assert _FIELD_SET == {f.name for f in fields(EpisodeRecord)}, "every EpisodeRecord field has its place in the JSON form"
 
 
+class OutcomeInfo(TypedDict):
+    """``info["outcome"]`` once the episode has ended: :class:`Outcome` as a dict (:meth:`Outcome.to_dict`)."""
+
+    pretest_score: float | None
+    posttest_score: float | None
+    posttest_same_score: float | None
+    learning_gain: float | None
+    learning_gain_same: float | None
+    reward_components: dict[str, float]
+    reward: float
+
+
 class _TutorInfo(TypedDict):
 
     phase: str
+    """``pretest``, ``dialogue``, ``posttest`` or ``done``."""
     turn: int
+    """Tutor turns taken so far."""
     max_turns: int
+    """The dialogue's turn budget."""
     observe_only: bool
-    messages: list[dict[str, str]]  # the chat from the tutor's side, system prompt first
-    task: dict[str, Any]  # Task.public_view()
-    pretest: list[dict[str, Any]]  # what the tutor may see of each answered pre-test item
-    last_act: dict[str, Any] | None  # TutorAct.to_dict() of its last turn: SID's key names
-    reward_components: dict[str, float]  # the components credited at the last step
+    """True while the tutor only watches (the tests, the end): its action is ignored; a driver passes ``""``."""
+    messages: list[dict[str, str]]
+    """The chat from the tutor's side: the system prompt first, the student's turns as ``user``."""
+    task: dict[str, Any]
+    """What the tutor may know of the task: ``Task.public_view()`` (``id``, ``statement``, ``solution``,
+    ``answer``, ``disciplines``, ``knowledge_components``)."""
+    pretest: list[dict[str, Any]]
+    """What the tutor may see of each answered pre-test item: ``item_id``, ``kcs``, ``question``, ``answer``,
+    ``response``, ``correct``."""
+    last_act: dict[str, Any] | None
+    """``TutorAct.to_dict()`` of the tutor's last turn, keyed by SID's names (as a transcript turn); ``None``
+    before its first."""
+    reward_components: dict[str, float]
+    """The reward components credited at the last step (empty when none was)."""
 
 
 class TutorInfo(_TutorInfo, total=False):
-    """The tutor's ``info`` at each step (docs/design.md, "Public contract"); ``outcome`` once the episode ended."""
+    """The tutor's ``info`` at each step (docs/design.md, "Public contract"), built by :func:`tutor_info`."""
 
-    outcome: dict[str, Any]
+    outcome: OutcomeInfo
+    """The episode's scores, gains and reward, once it has ended (absent before)."""
 
 
 def tutor_info(*, phase: str, turn: int, max_turns: int, observe_only: bool, messages: list[dict[str, str]],
                task: dict[str, Any], pretest: list[dict[str, Any]], last_act: dict[str, Any] | None,
-               reward_components: dict[str, float], outcome: dict[str, Any] | None = None) -> TutorInfo:
+               reward_components: dict[str, float], outcome: OutcomeInfo | None = None) -> TutorInfo:
     """The tutor's ``info``; ``outcome`` is set only once the episode has ended."""
     info: TutorInfo = {
         "phase": phase,
@@ -428,7 +454,7 @@ def tutor_turns(record: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 __all__ = [
     "ACT_FIELD_KEYS", "ENDED_BY", "LEARNING_GAIN", "LEGACY_TURN_KEYS", "SCHEMA_VERSION", "EpisodeRecord", "Outcome",
-    "StudentSnapshot", "TaskRef", "TurnRecord", "TutorInfo", "failed", "json_form", "learning_gain",
+    "OutcomeInfo",    "StudentSnapshot", "TaskRef", "TurnRecord", "TutorInfo", "failed", "json_form", "learning_gain",
     "learning_gain_same", "posttest_score", "reward_components", "schema_version", "student_turn", "transcript",
     "turn_from_json", "tutor_info", "tutor_turn", "tutor_turns",
 ]
