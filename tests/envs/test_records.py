@@ -192,3 +192,53 @@ def test_tutorzoo_rollout_writes_versioned_records_with_the_sid_names(tmp_path: 
     [record] = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
     assert record["schema_version"] == SCHEMA_VERSION
     assert record["transcript"] and all(set(t) == set(TurnRecord.__annotations__) for t in record["transcript"])
+
+
+# --- the typed episode record -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def played() -> EpisodeRecord:
+    spec = EpisodeSpec(task_set="math", persona="weak_knowledge_partly_wrong", seed=5)
+    return run_episode(spec, make_tutor("socratic"), SimulatedStudent(spec.persona), "socratic")
+
+
+def test_a_played_record_reads_by_attribute_and_as_its_json_form(played: EpisodeRecord) -> None:
+    line = json.loads(json.dumps(played.to_json(), sort_keys=True))
+    assert played.learning_gain is not None and played.learning_gain == line["learning_gain"]
+    assert played.tutor == "socratic" and played.failures == [] and not played.failed
+    assert dict(played) == line and played == line and set(played) == set(line)
+    assert "key" not in played and played.get("key") is None  # a run field left unset is absent, as on disk
+    with pytest.raises(KeyError):
+        played["key"]
+    assert played.outcome.to_dict() == {k: line[k] for k in played.outcome.to_dict()}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        played.ended_by = "leak"  # type: ignore[misc]
+
+
+def test_from_json_gives_back_the_record(played: EpisodeRecord) -> None:
+    line = json.loads(json.dumps(played.to_json()))
+    again = EpisodeRecord.from_json(line)
+    assert json.dumps(again.to_json(), sort_keys=True) == json.dumps(played.to_json(), sort_keys=True)
+    short = EpisodeRecord.from_json(_shorten({k: v for k, v in line.items() if k != "schema_version"}))
+    assert short.schema_version == 1 and short.transcript == played.transcript  # legacy turn keys renamed
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    pytest.param({"schema_version": SCHEMA_VERSION + 1}, "newer than this TutorZoo reads", id="newer-version"),
+    pytest.param({"score": 1.0}, r"unknown episode record fields \['score'\]", id="unknown-field"),
+])
+def test_from_json_refuses_what_it_cannot_read(played: EpisodeRecord, change: dict, message: str) -> None:
+    from tutorzoo.envs.errors import DatasetError
+
+    raw = {**played.to_json(), **change}
+    with pytest.raises(DatasetError, match=message):
+        EpisodeRecord.from_json(raw, where="episodes.jsonl:3")
+
+
+def test_from_json_names_the_missing_fields(played: EpisodeRecord) -> None:
+    from tutorzoo.envs.errors import DatasetError
+
+    raw = {k: v for k, v in played.to_json().items() if k not in ("transcript", "reward")}
+    with pytest.raises(DatasetError, match=r"episodes.jsonl:3: the episode record lacks \['transcript', 'reward'\]"):
+        EpisodeRecord.from_json(raw, where="episodes.jsonl:3")
