@@ -454,7 +454,7 @@ def tutor_turns(record: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 __all__ = [
     "ACT_FIELD_KEYS", "ENDED_BY", "LEARNING_GAIN", "LEGACY_TURN_KEYS", "SCHEMA_VERSION", "EpisodeRecord", "Outcome",
-    "OutcomeInfo",    "StudentSnapshot", "TaskRef", "TurnRecord", "TutorInfo", "failed", "json_form", "learning_gain",
+    "OutcomeInfo", "StudentSnapshot", "TaskRef", "TurnRecord", "TutorInfo", "failed", "json_form", "learning_gain",
     "learning_gain_same", "posttest_score", "reward_components", "schema_version", "student_turn", "transcript",
     "turn_from_json", "tutor_info", "tutor_turn", "tutor_turns",
 ]

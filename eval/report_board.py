@@ -15,8 +15,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tutorzoo.envs.records import LEARNING_GAIN
-
 
 def _esc(value: Any) -> str:
     """HTML-escaped text; ``://`` written as ``&#58;//`` so that no URL, even one quoted from a record,
@@ -94,7 +92,7 @@ def _scale(board: Mapping, metric: str) -> float:
 
 
 def _unit(board: Mapping, metric: str) -> str:
-    return " (points)" if metric.startswith(LEARNING_GAIN) and _scale(board, metric) == 100.0 else ""
+    return " (points)" if metric.startswith("learning_gain") and _scale(board, metric) == 100.0 else ""
 
 
 def _cell(summary: Mapping | None, scale: float = 1.0) -> tuple[str, str]:

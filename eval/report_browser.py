@@ -12,7 +12,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tutorzoo.envs.records import LEARNING_GAIN
 from tutorzoo.eval.report_board import _failure_text, _family, _is_episode, _persona, _round, _spec, _task
 from tutorzoo.eval.tracking import scrub_secrets
 
@@ -90,7 +89,7 @@ def browser_data(records: Sequence[Mapping], families: Mapping[str, str]) -> dic
             entry["s"] = seed
         if _is_episode(r):
             task = r.get("task") if isinstance(r.get("task"), Mapping) else {}
-            entry.update({"n": strings(task.get("title")), "g": _round(r.get(LEARNING_GAIN)),
+            entry.update({"n": strings(task.get("title")), "g": _round(r.get("learning_gain")),
                           "h": _round(r.get("learning_gain_same")), "a": _round(r.get("pretest_score")),
                           "b": _round(r.get("posttest_score")), "c": _round(r.get("posttest_same_score")),
                           "e": strings(r.get("ended_by")), "P": _tests(r.get("pretest"), strings),

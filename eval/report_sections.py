@@ -11,7 +11,6 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from tutorzoo.envs.records import LEARNING_GAIN
 from tutorzoo.eval.report_board import (
     _arrow,
     _cell,
@@ -45,7 +44,7 @@ from tutorzoo.eval.tracking import scrub_secrets
 
 SID_PROFILE: tuple[str, ...] = ("SD", "SV", "IKT", "BP", "SC", "L3GR", "3C")
 # Metrics drawn as bars when a suite has them (besides its printed columns), in this order.
-HEADLINE: tuple[str, ...] = (LEARNING_GAIN, "learning_gain_same", "ALG", "ALG_same", "ACC_post", "ACC_post_same",
+HEADLINE: tuple[str, ...] = ("learning_gain", "learning_gain_same", "ALG", "ALG_same", "ACC_post", "ACC_post_same",
                              "PNIR", "PNIR_same", "TotalScore", "Success@5", "Telling@5", "reward")
 MAX_PANELS = 12
 
@@ -156,7 +155,7 @@ def _gain_section(board: Mapping, records: Sequence[Mapping], families: Mapping[
     by_persona: dict[tuple[str, str], list[float]] = {}
     persona_family: dict[str, str] = {}
     for r in records:
-        gain = _finite(r.get(LEARNING_GAIN))
+        gain = _finite(r.get("learning_gain"))
         if gain is None or not _is_episode(r):
             continue
         persona = _persona(r)

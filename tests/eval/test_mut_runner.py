@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from tutorzoo.envs.errors import ConfigError, DatasetError
-from tutorzoo.envs.records import json_form
 from tutorzoo.eval.runner import MAX_PLAIN_CHUNK, RUN_FILE, _chunks, _record_key, prepare_output, read_records
 
 A = {"tutor": "a", "key": "k1"}
@@ -18,7 +17,7 @@ B = {"tutor": "b", "key": "k2"}
 
 
 def lines(*records: dict) -> bytes:
-    return b"".join(json.dumps(json_form(r)).encode() + b"\n" for r in records)
+    return b"".join(json.dumps(r).encode() + b"\n" for r in records)
 
 
 # --- read_records ---------------------------------------------------------------------------------------------
