@@ -8,7 +8,7 @@ PIP := $(PY) -m pip install --quiet --disable-pip-version-check -c $(VENV)/const
 CORE := $(VENV)/.installed-core
 FULL := $(VENV)/.installed-full
 
-.PHONY: install browser demo test test-slow lint bench
+.PHONY: install browser demo test test-slow lint typecheck bench
 
 $(CORE): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
@@ -41,7 +41,7 @@ demo: $(CORE)
 	else echo "make demo: writing $(DEMO_OUT) (a later make demo replaces it; DEMO_OUT=runs/other writes elsewhere)"; fi
 	$(VENV)/bin/tutorzoo eval --suite default --out $(DEMO_OUT) --overwrite $(DEMO_ARGS)
 
-test: $(FULL) browser
+test: $(FULL) browser typecheck
 	$(PY) -m pytest $(TESTS)
 
 test-slow: $(FULL) browser
@@ -49,6 +49,11 @@ test-slow: $(FULL) browser
 
 lint: $(CORE)
 	$(VENV)/bin/ruff check .
+
+# pyright (basic) on the packages [tool.pyright] in pyproject.toml names, against this venv's packages (pyright
+# comes with the dev extra, with its own Node.js: no download at run time)
+typecheck: $(CORE)
+	$(PY) -m pyright --pythonpath $(PY)
 
 bench: $(FULL)
 	$(PIN)

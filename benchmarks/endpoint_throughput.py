@@ -55,6 +55,7 @@ from tutorzoo.agents.tutor import make_tutor  # noqa: E402
 from tutorzoo.agents.tutor.llm import LLMTutor  # noqa: E402
 from tutorzoo.envs.config import EpisodeSpec  # noqa: E402
 from tutorzoo.envs.engine import play  # noqa: E402
+from tutorzoo.envs.records import json_form
 
 PERSONAS = ("all_round_partly_wrong", "weak_knowledge_asks_for_hint", "low_motivation_correct_and_extends", "anxious")
 TASK_SETS = ("math", "stem", "mcq")
@@ -155,7 +156,7 @@ def _serve(conn: Any, latency: float) -> None:
 
 
 def canonical(records: list[dict]) -> list[str]:
-    return [json.dumps(r, sort_keys=True, default=str) for r in records]
+    return [json.dumps(json_form(r), sort_keys=True, default=str) for r in records]
 
 
 def timed(run: Callable[[], list[dict]]) -> tuple[float, list[dict]]:

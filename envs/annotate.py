@@ -32,6 +32,7 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
+from typing import overload
 
 from tutorzoo.envs.acts import TutorAct
 from tutorzoo.envs.leak import AnswerKey, find_leaks
@@ -105,6 +106,10 @@ _L2 = _cue(r"explain", r"how", r"describe", r"in your own words", r"what does .{
 # use the regex engine's literal-prefix scan). A pattern that is not ASCII itself (a lexicon word with a long s
 # would match an ASCII s ignoring case) is its own twin: ignoring case, it matches lower-cased ASCII text exactly
 # where it matches the text.
+@overload
+def _twin(pattern: re.Pattern[str]) -> re.Pattern[str]: ...
+@overload
+def _twin(pattern: None) -> None: ...
 def _twin(pattern: re.Pattern[str] | None) -> re.Pattern[str] | None:
     if pattern is None or not pattern.pattern.isascii():
         return pattern

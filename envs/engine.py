@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from tutorzoo.envs import tutoring_v0
 from tutorzoo.envs.config import EpisodeSpec
@@ -61,6 +61,7 @@ from tutorzoo.envs.protocols import (
     exception_failure,
     failure_record,
 )
+from tutorzoo.envs.records import EpisodeRecord
 from tutorzoo.envs.reward_api import RewardModel
 from tutorzoo.envs.seeding import derive_seed
 
@@ -88,7 +89,7 @@ class Episode:
 class Observer(Protocol):
     """Sees each episode around the tutor's turns (``tutorzoo play``'s screen, DPO's dialogue states)."""
 
-    def before_tutor(self, episode: Episode, observation: dict, info: dict) -> None:
+    def before_tutor(self, episode: Episode, observation: dict | None, info: dict) -> None:
         """Called at every tutor turn, observe-only ones included, before the tutor is asked."""
 
     def after_tutor(self, episode: Episode, info: dict) -> None:
@@ -198,7 +199,7 @@ def tutor_seat(tutor: Tutor | BatchedTutor | EpisodeTutor | TutorSeat) -> TutorS
     # issubclass of the class is cached by the ABC machinery, and a class with both methods makes isinstance true
     # too (its first test); only an instance given them in __init__ needs the instance check
     if issubclass(type(tutor), Tutor) or isinstance(tutor, Tutor):
-        return BatchOfOne(tutor)
+        return BatchOfOne(cast(Tutor, tutor))  # (the class check narrows nothing for a type checker)
     raise TypeError(f"{type(tutor).__name__} is not a tutor: give it reset(seed) and act(observation, info) "
                     "(or act_batch(batch) for a batched one); see tutorzoo.envs.protocols")
 
@@ -210,19 +211,13 @@ def is_batched(tutor: Any) -> bool:
 
 # ------------------------------------------------------------------------------------------ the loop
 def episode_record(env: Any, spec: EpisodeSpec, tutor_name: str, student: Any,
-                   failures: Sequence[FailureRecord]) -> dict:
-    """The ``episodes.jsonl`` record of a played (or failed) episode; closes the env."""
-    record = env.unwrapped.episode_record()
-    if failures:
-        record["ended_by"] = "failure"
+                   failures: Sequence[FailureRecord]) -> EpisodeRecord:
+    """The ``episodes.jsonl`` record of a played (or failed) episode, with the run's fields; closes the env."""
+    record = env.unwrapped.episode_record(
+        spec=spec.model_dump(), tutor=tutor_name, student=getattr(student, "name", f"simulated:{spec.persona}"),
+        failures=list(failures))
     env.close()
-    return {
-        "spec": spec.model_dump(),
-        "tutor": tutor_name,
-        "student": getattr(student, "name", f"simulated:{spec.persona}"),
-        **record,
-        "failures": list(failures),
-    }
+    return record
 
 
 def advance(
@@ -230,7 +225,7 @@ def advance(
     seat: str,
     other: Tutor | Student,
     *,
-    before_tutor: Callable[[dict, dict], None] | None = None,
+    before_tutor: Callable[[dict | None, dict], None] | None = None,
     after_step: Callable[[], None] | None = None,
 ) -> tuple[dict, dict] | None:
     """Play every turn that is not ``seat``'s own decision, the ``other`` seat's with ``other.act`` and the tutor's
@@ -256,8 +251,9 @@ def advance(
             if agent == "tutor" and before_tutor is not None:
                 before_tutor(obs, info)
             if agent == seat:
+                assert obs is not None  # the deciding seat always sees its observation
                 return obs, info
-            action = other.act(obs, info)
+            action = other.act(obs, info)  # type: ignore[arg-type]  # None for a seat that reads none
         env.step(action)
         if after_step is not None:
             after_step()
@@ -302,12 +298,13 @@ def _step_and_advance(ep: Episode, strict: bool) -> None:
 
 
 def _pipelined(specs: Sequence[EpisodeSpec], seat: TutorSeat, width: int, start: Callable[[int, EpisodeSpec], Episode],
-               tutor_name: str, on_record: Callable[[dict], None] | None, strict: bool) -> list[dict]:
+               tutor_name: str, on_record: Callable[[EpisodeRecord], None] | None,
+               strict: bool) -> list[EpisodeRecord]:
     """Every episode in its own worker from start to end, its tutor asked for it alone (a tutor whose turns are
     independent per episode and safe to ask from many threads, ``concurrent_turns``): an endpoint's requests of
     all episodes are in flight while other episodes' env work runs, and a local model's requests of a round are
     pooled into one batch by the gate. Records reach ``on_record`` in the order of ``specs``, as sequentially."""
-    records: list[dict | None] = [None] * len(specs)
+    records: list[EpisodeRecord | None] = [None] * len(specs)
     queue = iter(enumerate(specs))
     lock = threading.Lock()
     emitted = 0
@@ -361,11 +358,11 @@ def play(
     batch_size: int = 1,
     reward: RewardModel | None = None,
     tutor_name: str = "tutor",
-    on_record: Callable[[dict], None] | None = None,
+    on_record: Callable[[EpisodeRecord], None] | None = None,
     observer: Observer | None = None,
     strict: bool = False,
     reader: Callable[[Any], Any] | None = None,
-) -> list[dict]:
+) -> list[EpisodeRecord]:
     """Play every spec with ``tutor``, up to ``batch_size`` episodes in lockstep; records in the order of ``specs``.
 
     ``make_student(persona)`` builds each episode's student; ``on_record`` sees each record as it finishes;
@@ -387,7 +384,7 @@ def play(
     seat = tutor_seat(tutor)
     width = min(batch_size, seat.limit or batch_size)
     seat.start(specs)
-    records: list[dict | None] = [None] * len(specs)
+    records: list[EpisodeRecord | None] = [None] * len(specs)
     queue = iter(enumerate(specs))
     active: list[Episode] = []
     env_kwargs: dict[str, Any] = {"reward": reward} if reader is None else {"reward": reward, "reader": reader}

@@ -5,9 +5,10 @@ to it — and :meth:`RewardModel.episode` once at the end. Each returns named co
 ``weigh(components)`` to the tutor, sums each component over the episode into
 ``record["reward_components"]`` and reports the per-exchange components in the tutor's ``info``.
 
-The ``exchange`` dict holds: ``task`` (the :class:`~tutorzoo.envs.tasks.base.Task`), ``tutor`` and ``student`` (the two
-transcript records), ``state_before`` / ``state_after`` (the student's privileged state around the reply; empty
-dicts for a student that reports none), ``history`` (the transcript so far) and ``turn``.
+The exchange is an :class:`Exchange`: ``task`` (the :class:`~tutorzoo.envs.tasks.base.Task`), ``tutor`` and
+``student`` (the two transcript records), ``state_before`` / ``state_after`` (the student's hidden state around
+the reply as the env holds it, a :class:`~tutorzoo.envs.records.StudentSnapshot`; empty for a student that reports
+none), ``history`` (the transcript so far) and ``turn``.
 
 With ``ends_on_leak`` (PedagogicalRL's hard mode) a tutor turn that states an answer ends the dialogue at
 once; the env then asks :meth:`RewardModel.leak_penalty` for the components of that ending.
@@ -17,18 +18,44 @@ Without a reward model the env's reward is the learning gain alone (:class:`Lear
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypedDict, runtime_checkable
+
+from tutorzoo.envs.records import LEARNING_GAIN, EpisodeRecord, StudentSnapshot, TurnRecord
+
+if TYPE_CHECKING:
+    from tutorzoo.envs.tasks.base import Task
+
+
+class Exchange(TypedDict):
+    """One dialogue exchange, what :meth:`RewardModel.exchange` scores."""
+
+    task: Task
+    """The episode's task."""
+    tutor: TurnRecord
+    """The tutor's turn."""
+    student: TurnRecord
+    """The student's reply to it."""
+    state_before: StudentSnapshot
+    """The student's hidden state before the reply (empty for a student that reports none)."""
+    state_after: StudentSnapshot
+    """The student's hidden state after the reply."""
+    history: list[TurnRecord]
+    """The transcript so far, the reply included."""
+    turn: int
+    """Tutor turns taken so far."""
 
 
 @runtime_checkable
 class RewardModel(Protocol):
+    """What the env asks a reward model (module docstring); :class:`LearningGain` is the default."""
+
     ends_on_leak: bool
 
-    def exchange(self, exchange: dict) -> dict[str, float]: ...
+    def exchange(self, exchange: Exchange) -> dict[str, float]: ...
 
-    def episode(self, record: dict) -> dict[str, float]: ...
+    def episode(self, record: EpisodeRecord) -> dict[str, float]: ...
 
-    def leak_penalty(self, tutor_turn: dict) -> dict[str, float]: ...
+    def leak_penalty(self, tutor_turn: TurnRecord) -> dict[str, float]: ...
 
     def weigh(self, components: dict[str, float]) -> float: ...
 
@@ -38,14 +65,14 @@ class LearningGain:
 
     ends_on_leak = False
 
-    def exchange(self, exchange: dict) -> dict[str, float]:
+    def exchange(self, exchange: Exchange) -> dict[str, float]:
         return {}
 
-    def episode(self, record: dict) -> dict[str, float]:
-        gain = record.get("learning_gain")
-        return {"learning_gain": float(gain) if gain is not None else 0.0}
+    def episode(self, record: EpisodeRecord) -> dict[str, float]:
+        gain = record.learning_gain
+        return {LEARNING_GAIN: float(gain) if gain is not None else 0.0}
 
-    def leak_penalty(self, tutor_turn: dict) -> dict[str, float]:
+    def leak_penalty(self, tutor_turn: TurnRecord) -> dict[str, float]:
         return {}
 
     def weigh(self, components: dict[str, float]) -> float:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import replace
 from difflib import get_close_matches
-from typing import Any
+from typing import Any, Protocol, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -18,17 +19,33 @@ from tutorzoo.envs.acts import StudentTurn, TutorAct
 from tutorzoo.envs.annotate import AnnotationContext, Annotator
 from tutorzoo.envs.config import EnvConfig, make_config
 from tutorzoo.envs.content import EMPTY as EMPTY_READING
-from tutorzoo.envs.content import ContentReader, with_reading
+from tutorzoo.envs.content import ContentReader, Reading, with_reading
 from tutorzoo.envs.errors import ConfigError
 from tutorzoo.envs.grading import Grade, grade, mentions_value
 from tutorzoo.envs.labels import COGNITION_STATES
-from tutorzoo.envs.records import EnvEpisodeRecord, TurnRecord, env_episode_record, student_turn, tutor_info, tutor_turn
-from tutorzoo.envs.reward_api import LearningGain, RewardModel
+from tutorzoo.envs.protocols import FailureRecord
+from tutorzoo.envs.records import (
+    EpisodeRecord,
+    Outcome,
+    StudentSnapshot,
+    TurnRecord,
+    student_turn,
+    tutor_info,
+    tutor_turn,
+)
+from tutorzoo.envs.reward_api import Exchange, LearningGain, RewardModel
 from tutorzoo.envs.session_prompts import STUDENT_SYSTEM_PROMPT, TEST_ANSWER_FORMAT, TUTOR_SYSTEM_PROMPT
 from tutorzoo.envs.tasks import get_task_set
 from tutorzoo.envs.tasks.base import Item, Task
 
 AGENTS = ("tutor", "student")
+
+
+class TurnReader(Protocol):
+    """What reads a tutor turn's content (``ContentReader.for_task(task)``, or a model-backed reader)."""
+
+    def read(self, text: str) -> Reading: ...
+
 
 class TutoringEnv(AECEnv):
     """A tutor and a student: pre-test -> dialogue -> post-test. See :mod:`tutorzoo.envs.tutoring_v0` for the docs."""
@@ -42,11 +59,11 @@ class TutoringEnv(AECEnv):
         # what reads the tutor's turns (task -> an object with ``read(text) -> tutorzoo.envs.content.Reading``): the
         # rule
         # reader by default; a model-backed one from tutorzoo.agents.content_reader_llm.reader_factory("llm:…" | "hf:…")
-        reader = kwargs.pop("reader", None)
+        reader: Callable[[Task], TurnReader] | None = kwargs.pop("reader", None)
         if reader is not None and not callable(reader):
             raise ConfigError(f"reader must be a callable task -> reader (e.g. tutorzoo.agents.content_reader_llm."
                               f"reader_factory('llm:openai:<model>')), got {type(reader).__name__}")
-        self._reader_factory = reader if reader is not None else ContentReader.for_task
+        self._reader_factory: Callable[[Task], TurnReader] = reader if reader is not None else ContentReader.for_task
         if reward is not None and not isinstance(reward, RewardModel):
             raise ConfigError(
                 "reward must implement tutorzoo.envs.reward_api.RewardModel (e.g. tutorzoo.rewards.Rubric), "
@@ -100,6 +117,7 @@ class TutoringEnv(AECEnv):
             task_id = self._task_ids[int(self._rng.integers(len(self._task_ids)))]
         task = self._task_set.build(task_id, self._rng)
         self.task = task
+        self._task = task  # the episode's task (``task`` is None before the first reset)
         self._task_public = task.public_view()
         self._pre_items: tuple[Item, ...] = task.pretest
         self._post_items: list[tuple[Item, str]] = self._posttest_items(task)
@@ -133,16 +151,18 @@ class TutoringEnv(AECEnv):
         self._last_tutor_act: TutorAct | None = None
         self._last_act_dict: dict | None = None
         self._last_tutor_text = ""
-        self._privileged: dict = {}
+        # the student's hidden state after its last dialogue turn, as the env holds it for the reward model and the
+        # record (a simulated student reports it with each turn; a plain-text one reports none)
+        self._student_state: StudentSnapshot = {}
         self._components: dict[str, float] = {}
         self._credited = 0.0
-        self._pending: dict | None = None  # the tutor turn awaiting the student's reply, for exchange rewards
+        self._pending: TurnRecord | None = None  # the tutor turn awaiting the student's reply, for exchange rewards
         self._last_components: dict[str, float] = {}
         self._tutor_messages: list[dict] = [{"role": "system", "content": TUTOR_SYSTEM_PROMPT}]
         self._student_messages: list[dict] = [
             {"role": "system", "content": STUDENT_SYSTEM_PROMPT.format(statement=task.statement)}
         ]
-        self.outcome: dict | None = None
+        self.outcome: Outcome | None = None  # set once the episode has ended
 
         self.phase = "pretest"
         self._student_next: tuple[str, int] = ("pretest", 0)
@@ -203,14 +223,15 @@ class TutoringEnv(AECEnv):
             text = self._student_text_action(action)
             self._answer_item(kind, index, text)
             return
-        state_before = self._privileged
+        state_before = self._student_state
         turn = self._student_turn(action)
         self._record_student(turn)
         if self._pending is not None:
-            self._credit(self.reward_model.exchange({
-                "task": self.task, "tutor": self._pending, "student": turn, "state_before": state_before,
-                "state_after": self._privileged, "history": self.transcript, "turn": self.tutor_turns,
-            }))
+            exchange: Exchange = {
+                "task": self._task, "tutor": self._pending, "student": turn, "state_before": state_before,
+                "state_after": self._student_state, "history": self.transcript, "turn": self.tutor_turns,
+            }
+            self._credit(self.reward_model.exchange(exchange))
             self._pending = None
         if kind == "open":
             self._tutor_next, self._student_next = "dialogue", ("reply", 0)
@@ -299,17 +320,17 @@ class TutoringEnv(AECEnv):
                     utterance=action["utterance"],
                     cognition_state=action.get("cognition_state", "vague_understanding"),
                     cognitive_level=action.get("cognitive_level", "understand"),
-                    disciplines=tuple(action.get("disciplines", (self.task.disciplines[0],))),
+                    disciplines=tuple(action.get("disciplines", (self._task.disciplines[0],))),
                     discipline_transfer=bool(action.get("discipline_transfer", False)),
                     privileged=dict(action.get("privileged", {})),
                 )
             except (ValueError, TypeError):
                 invalid = True
-                turn = StudentTurn(action["utterance"], "irrelevant", "remember", (self.task.disciplines[0],))
+                turn = StudentTurn(action["utterance"], "irrelevant", "remember", (self._task.disciplines[0],))
         else:
             text = action if isinstance(action, str) else ""
             invalid = not isinstance(action, str)
-            turn = StudentTurn(text, "vague_understanding", "understand", (self.task.disciplines[0],))
+            turn = StudentTurn(text, "vague_understanding", "understand", (self._task.disciplines[0],))
         text, changed = tzs.normalize_text(turn.utterance, tzs.MAX_UTTERANCE_CHARS)
         if changed:
             self.clipped_turns["student"] += 1
@@ -317,8 +338,8 @@ class TutoringEnv(AECEnv):
             self.invalid_turns["student"] += 1
             invalid = True
         if turn.privileged:
-            self._privileged = turn.privileged
-        states_answer = bool(text) and mentions_value(text, self.task.answer)
+            self._student_state = _snapshot(turn.privileged)
+        states_answer = bool(text) and mentions_value(text, self._task.answer)
         return student_turn(turn, text, self.tutor_turns, states_answer, invalid)
 
     def _record_student(self, rec: TurnRecord) -> None:
@@ -363,7 +384,8 @@ class TutoringEnv(AECEnv):
             self.clipped_turns["tutor"] += 1
         if not isinstance(action, str) or not text.strip():
             self.invalid_turns["tutor"] += 1
-            return _invalid_act(self.task), text
+            return _invalid_act(self._task), text
+        assert self._annotator is not None  # text mode has one
         act = self._annotator.annotate(text, self._ctx)
         if act.invalid:  # not language (envs/wellformed.py): counted like an empty or garbage action
             self.invalid_turns["tutor"] += 1
@@ -375,14 +397,14 @@ class TutoringEnv(AECEnv):
             ints = act_ints(action)
         except (TypeError, ValueError):  # not an act of the space
             self.invalid_turns["tutor"] += 1
-            return _invalid_act(self.task), ""
-        act = act_from_ints(ints, self.task)
+            return _invalid_act(self._task), ""
+        act = act_from_ints(ints, self._task)
         if self._ctx.previous_disciplines:  # a transfer is judged against the turn before, as the annotator does
             prev = self._ctx.previous_disciplines
             moved = any(d not in prev for d in act.disciplines)
             if moved and not act.discipline_transfer:  # (else the act is unchanged: no dataclasses.replace)
                 act = replace(act, discipline_transfer=True)
-        text = verbalise_act(act, self.task, self._rng)
+        text = verbalise_act(act, self._task, self._rng)
         # the act's labels are the tutor's choice; the student learns from what its words say, read as in text mode
         return replace(act, content=self._reader.read(text)), text
 
@@ -414,18 +436,20 @@ class TutoringEnv(AECEnv):
         post = _score(primary) if primary else None
         post_same = _score(same) if same else None
         gain = (post - pre) if (post is not None and pre is not None) else 0.0
-        self.outcome = {
-            "pretest_score": pre,
-            "posttest_score": post,
-            "posttest_same_score": post_same,
-            "learning_gain": gain if post is not None else None,
-            "learning_gain_same": (post_same - pre) if (post_same is not None and pre is not None) else None,
-        }
+        # the reward model reads the record with the gains and what was credited before the episode's own terms
+        self.outcome = Outcome(
+            pretest_score=pre,
+            posttest_score=post,
+            posttest_same_score=post_same,
+            learning_gain=gain if post is not None else None,
+            learning_gain_same=(post_same - pre) if (post_same is not None and pre is not None) else None,
+            reward_components=dict(self._components),
+            reward=self._credited,
+        )
         if not truncated:
-            self._credit(self.reward_model.episode({**self.episode_record(copy=False), **self.outcome}))
+            self._credit(self.reward_model.episode(self.episode_record(copy=False)))
             self.rewards["student"] = float(gain)
-        self.outcome["reward_components"] = dict(self._components)
-        self.outcome["reward"] = self._credited
+        self.outcome = replace(self.outcome, reward_components=dict(self._components), reward=self._credited)
         for a in self.agents:
             if truncated:
                 self.truncations[a] = True
@@ -433,34 +457,39 @@ class TutoringEnv(AECEnv):
                 self.terminations[a] = True
         self.phase = "done"
 
-    def episode_record(self, copy: bool = True) -> EnvEpisodeRecord:
-        """The episode as one JSON-able object (the ``episodes.jsonl`` record of docs/design.md).
+    def episode_record(self, copy: bool = True, *, spec: dict[str, Any] | None = None, tutor: str | None = None,
+                       student: str | None = None, failures: list[FailureRecord] | None = None) -> EpisodeRecord:
+        """The episode as one :class:`~tutorzoo.envs.records.EpisodeRecord` (an ``episodes.jsonl`` line).
 
-        ``copy=False`` shares the env's own lists (for a reward model that only reads them, at episode end).
+        ``spec``, ``tutor``, ``student`` and ``failures`` are the run's (the rollout engine passes them); a failure
+        makes ``ended_by`` ``"failure"``. ``copy=False`` shares the env's own lists (for a reward model that only
+        reads them, at episode end).
         """
         assert self.task is not None, "reset() the env before asking for its record"
-        outcome = {
-            "pretest_score": _score(self.pretest_results),
-            "posttest_score": None,
-            "posttest_same_score": None,
-            "learning_gain": None,
-            "learning_gain_same": None,
-            "reward_components": dict(self._components),
-            "reward": self._credited,
-            **(self.outcome or {}),
-        }
-        return env_episode_record(
+        outcome = self.outcome or Outcome(pretest_score=_score(self.pretest_results),
+                                          reward_components=dict(self._components), reward=self._credited)
+        return EpisodeRecord(
             task={"id": self.task.id, "title": self.task.title, "disciplines": list(self.task.disciplines)},
             config=self.config.model_dump(exclude={"render_mode"}),
             transcript=[TurnRecord(**t) for t in self.transcript] if copy else self.transcript,
             pretest=[dict(r) for r in self.pretest_results] if copy else self.pretest_results,
             posttest=[dict(r) for r in self.posttest_results] if copy else self.posttest_results,
-            outcome=outcome,
+            pretest_score=outcome.pretest_score,
+            posttest_score=outcome.posttest_score,
+            posttest_same_score=outcome.posttest_same_score,
+            learning_gain=outcome.learning_gain,
+            learning_gain_same=outcome.learning_gain_same,
+            reward_components=dict(outcome.reward_components),
+            reward=outcome.reward,
             n_tutor_turns=self.tutor_turns,
-            ended_by=self.ended_by or "unfinished",
+            ended_by="failure" if failures else (self.ended_by or "unfinished"),
             invalid_turns=dict(self.invalid_turns),
             clipped_turns=dict(self.clipped_turns),
-            privileged_student_state=self._privileged,
+            privileged_student_state=self._student_state,
+            spec=spec,
+            tutor=tutor,
+            student=student,
+            failures=failures,
         )
 
     # ------------------------------------------------------------------ observations and infos
@@ -504,7 +533,7 @@ class TutoringEnv(AECEnv):
         if kind == "posttest":
             return self._posttest_prompts()[index]
         if kind == "open":
-            return f"Start the dialogue: ask your tutor about the task. Task: {self.task.statement}"
+            return f"Start the dialogue: ask your tutor about the task. Task: {self._task.statement}"
         return self._last_tutor_text
 
     def _posttest_prompts(self) -> tuple[str, ...]:
@@ -517,7 +546,7 @@ class TutoringEnv(AECEnv):
         return self._post_prompts
 
     def _pretest_summary(self) -> str:
-        lines = [f"Task: {self.task.statement}", "Pre-test results:"]
+        lines = [f"Task: {self._task.statement}", "Pre-test results:"]
         for i, (item, r) in enumerate(zip(self._pre_items, self.pretest_results, strict=False)):
             verdict = "correct" if r["correct"] else "incorrect"
             lines.append(f"{i + 1}. {item.render(with_options=False)} Student: {r['response']} ({verdict})")
@@ -537,7 +566,7 @@ class TutoringEnv(AECEnv):
             pretest=list(self._pretest_view),
             last_act=dict(self._last_act_dict) if self._last_act_dict else None,
             reward_components=dict(self._last_components),
-            outcome=dict(self.outcome) if self.outcome is not None else None,
+            outcome=self.outcome.to_dict() if self.outcome is not None else None,
         )
         kind, index = self._student_next
         reply = kind == "reply"
@@ -549,7 +578,7 @@ class TutoringEnv(AECEnv):
             "messages": list(self._student_messages),
             "tutor_act": self._last_tutor_act if reply else None,
             "tutor_utterance": self._last_tutor_text if reply else "",
-            "privileged_student_state": self._privileged,
+            "privileged_student_state": self._student_state,
         }
         if kind == "pretest":
             student_info.update(item=self._pre_items[index], item_index=index, n_items=len(self._pre_items))
@@ -558,8 +587,9 @@ class TutoringEnv(AECEnv):
             student_info.update(item=item, item_index=index, n_items=len(self._post_items), posttest_kind=post_kind,
                                 test_prompts=self._posttest_prompts())
         if self.outcome is not None:
-            student_info["outcome"] = dict(self.outcome)
-        self.infos = {"tutor": tutor, "student": student_info}
+            student_info["outcome"] = self.outcome.to_dict()
+        # PettingZoo types an agent's info as a plain dict; the tutor's is the TutorInfo TypedDict
+        self.infos = {"tutor": cast(dict[str, Any], tutor), "student": student_info}
 
     # ------------------------------------------------------------------ rendering
     def render(self) -> str | None:
@@ -588,6 +618,11 @@ def _invalid_act(task: Task) -> TutorAct:
         target_kc=None,
         invalid=True,
     )
+
+
+def _snapshot(privileged: dict[str, Any]) -> StudentSnapshot:
+    """The student's reported hidden state as the env holds it (the student's own dict, typed, not copied)."""
+    return cast(StudentSnapshot, privileged)  # a StudentTurn's privileged dict has the snapshot's keys
 
 
 def _answer_text(item: Item) -> str:

@@ -16,6 +16,7 @@ from rich.console import Console
 
 from tutorzoo.envs.errors import ConfigError, TutorZooError
 from tutorzoo.envs.install import install_hint
+from tutorzoo.envs.records import LEARNING_GAIN
 from tutorzoo.eval.cli_options import (
     EXIT_ERROR,
     EXIT_NOT_SCORED,
@@ -40,6 +41,7 @@ def _run(specs, tutors: list[str], out: Path, console: Console, tutor_kwargs: di
     from tutorzoo.agents.student import SimulatedStudent
     from tutorzoo.envs.config import EpisodeSpec
     from tutorzoo.envs.engine import is_batched
+    from tutorzoo.envs.records import EpisodeRecord, json_form
     from tutorzoo.eval.batch import run_batched
     from tutorzoo.eval.rollout import JsonlWriter, run_specs
     from tutorzoo.eval.runner import build_tutor, progress_bar
@@ -53,18 +55,23 @@ def _run(specs, tutors: list[str], out: Path, console: Console, tutor_kwargs: di
     with JsonlWriter(path) as writer, progress_bar(console) as progress:
         bar = progress.add_task("episodes", total=len(specs) * len(tutors))
 
-        def on_record(record: dict) -> None:
-            record.setdefault("key", EpisodeSpec.model_validate(record["spec"]).key())
-            writer(record)
+        def keyed(record: EpisodeRecord) -> dict:
+            row = json_form(record)
+            row.setdefault("key", EpisodeSpec.model_validate(row["spec"]).key())
+            return row
+
+        def on_record(record: EpisodeRecord) -> None:
+            writer(keyed(record))
             progress.advance(bar)
 
         for name in tutors:
             tutor = tutors_built[name]
             if is_batched(tutor):
-                records += run_batched(specs, tutor, make_student, batch_size=batch_size, on_record=on_record,
-                                       tutor_name=name)
+                records += map(keyed, run_batched(specs, tutor, make_student, batch_size=batch_size,
+                                                  on_record=on_record, tutor_name=name))
             else:
-                records += run_specs(specs, [name], lambda _name, t=tutor: t, make_student, on_record=on_record)
+                records += map(keyed, run_specs(specs, [name], lambda _name, t=tutor: t, make_student,
+                                                on_record=on_record))
     return records
 
 
@@ -257,7 +264,7 @@ def cmd_rollout(args: argparse.Namespace, console: Console) -> int:
                         tutor_kwargs)
     written, code = write_reports(out, board, records, title, run_info, meta, console, not args.no_html)
     h = board["health"].get(args.tutor, {"n": 0, "scored": 0, "failed": 0})
-    gains = [r["learning_gain"] for r in records if r["learning_gain"] is not None and not r["failures"]]
+    gains = [r[LEARNING_GAIN] for r in records if r[LEARNING_GAIN] is not None and not r["failures"]]
     gain = (f"mean learning gain {100 * sum(gains) / len(gains):.1f} points" if gains
             else "no learning gain (nothing scored)")
     console.print(f"{h['n']} episodes: {h['scored']} scored, {h['failed']} failed; {gain}. Wrote "

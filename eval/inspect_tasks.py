@@ -28,9 +28,10 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.records import LEARNING_GAIN
 from tutorzoo.eval.seat_episode import SID_METRICS, SeatEpisode
 
-SCORE_KEYS = ("learning_gain", "reward", *SID_METRICS)
+SCORE_KEYS = (LEARNING_GAIN, "reward", *SID_METRICS)
 RECORD_KEY = "tutorzoo_record"  # where the solver leaves the episode record for the scorer (state.store)
 
 
@@ -96,7 +97,7 @@ def tutoring_outcome() -> Scorer:
             raise EpisodeFailed("the sample has no finished episode (a sample limit or an error stopped the solver, "
                                 "or it is not tutor_dialogue): it is not scored")
         metrics = episode_metrics(record)
-        value = {"learning_gain": _number(record["learning_gain"]), "reward": _number(record["reward"]),
+        value = {LEARNING_GAIN: _number(record[LEARNING_GAIN]), "reward": _number(record["reward"]),
                  **{name: _number(metrics[name]) for name in SID_METRICS}}
         return Score(value=value, answer=record["ended_by"],
                      explanation=f"ended_by={record['ended_by']}, {record['n_tutor_turns']} tutor turns",

@@ -24,6 +24,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from tutorzoo.envs.records import LEARNING_GAIN
 from tutorzoo.eval.kinds.episodes import COLUMNS  # noqa: F401  (the episodes kind's default columns, kept importable here)
 
 NOT_COMPUTED = "not computed"
@@ -101,7 +102,7 @@ def build(records: Sequence[dict], kind: Any | None = None, judged: bool = False
         "not_computed": not_computed(groups),
         "health": tutor_health(records, ranking),
         "paired": (paired_comparisons(records, ranking, list(dict.fromkeys(
-            [m for m in ("learning_gain", rank_metric) if m in specs or m == rank_metric])))
+            [m for m in (LEARNING_GAIN, rank_metric) if m in specs or m == rank_metric])))
             if kind.name == "episodes" else
             {"metrics": {}, "not_computed": f"paired comparisons need per-unit values of the metrics; the "
                                             f"{kind.name} kind does not give them yet"}),
@@ -163,12 +164,12 @@ def display_scale(board: dict, metric: str) -> float:
     for key, _, scale in _columns(board):
         if key == metric:
             return scale
-    return 100.0 if metric in ("learning_gain", "learning_gain_same") else 1.0
+    return 100.0 if metric in (LEARNING_GAIN, "learning_gain_same") else 1.0
 
 
 def paired_scales(board: dict) -> dict[str, float]:
     """The display scale of each paired metric: its leaderboard column's (a gain in points)."""
-    return {metric: display_scale(board, metric) for metric in ("learning_gain", "learning_gain_same",
+    return {metric: display_scale(board, metric) for metric in (LEARNING_GAIN, "learning_gain_same",
                                                                  *(m for m, _, _ in _columns(board)))}
 
 
@@ -344,7 +345,7 @@ def write_report(board: dict, out_dir: Path, title: str, run_info: dict, meta: d
     for metric, spec in specs.items():
         scale = display_scale(board, metric)
         row = [_cell(groups[n]["metrics"].get(metric), scale) for n in board["ranking"]]
-        unit = " (points)" if metric.startswith("learning_gain") and scale == 100.0 else ""
+        unit = " (points)" if metric.startswith(LEARNING_GAIN) and scale == 100.0 else ""
         lines.append(f"| {metric}{unit} | {spec.get('higher_is_better')} | " + " | ".join(row) + " |")
     missing = board.get("not_computed") or {}
     if missing:

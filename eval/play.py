@@ -40,6 +40,7 @@ from rich.text import Text
 from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.errors import TutorZooError
 from tutorzoo.envs.protocols import StopEpisode
+from tutorzoo.envs.records import EpisodeRecord
 from tutorzoo.eval.cli_options import PROTOCOL_HELP
 
 EXIT_OK, EXIT_ERROR = 0, 2
@@ -138,7 +139,7 @@ class _Screen:
     def note(self, message: str, style: str = "dim") -> None:
         self.c.print(Text(message, style=style))
 
-    def outcome(self, record: dict, stems: dict[str, str]) -> None:
+    def outcome(self, record: EpisodeRecord, stems: dict[str, str]) -> None:
         if record["ended_by"] == "unfinished":
             self.c.print(Rule("Session stopped"))
             n = record["n_tutor_turns"]
@@ -155,7 +156,7 @@ class _Screen:
         table.add_row("post-test score", _percent(record["posttest_score"]))
         if record["posttest_same_score"] is not None and record["posttest_score"] != record["posttest_same_score"]:
             table.add_row("same-item post-test", _percent(record["posttest_same_score"]))
-        gain = record["learning_gain"]
+        gain = record.learning_gain
         table.add_row("learning gain", "-" if gain is None else f"{100 * gain:+.0f} points")
         self.c.print(table)
 

@@ -11,8 +11,8 @@ pair is compared only where both tutors' own play was scored. Values are in the 
 Example::
 
     from tutorzoo.eval.report_paired import paired_comparisons
-    table = paired_comparisons(records, ["socratic", "random"], ["learning_gain"])
-    table["metrics"]["learning_gain"][0]  # {"a": "socratic", "b": "random", "n": 60, "diff": 0.14, ...}
+    table = paired_comparisons(records, ["socratic", "random"], ["ALG"])
+    table["metrics"]["ALG"][0]  # {"a": "socratic", "b": "random", "n": 60, "diff": 0.14, ...}
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from tutorzoo.envs.records import LEARNING_GAIN
 from tutorzoo.eval.metrics.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_mean_ci
 
 
@@ -163,7 +164,7 @@ def display_rows(pairs: Sequence[Mapping], scale: float = 1.0) -> list[list[str]
 
 
 def metric_title(metric: str, scale: float) -> str:
-    unit = " (percentage points)" if metric.startswith("learning_gain") and scale == 100.0 else ""
+    unit = " (percentage points)" if metric.startswith(LEARNING_GAIN) and scale == 100.0 else ""
     return f"{metric}{unit}"
 
 

@@ -9,13 +9,14 @@ finished work: the episode is recorded with the failure and ``ended_by="failure"
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.engine import BatchOfOne, episode_record, play
 from tutorzoo.envs.protocols import Student, Tutor
+from tutorzoo.envs.records import EpisodeRecord, json_form
 from tutorzoo.envs.reward_api import RewardModel
 
 # Re-exported for the callers that import them from here; they are defined in tutorzoo.envs.seeding.
@@ -25,7 +26,7 @@ from tutorzoo.envs.seeding import episode_seed as episode_seed
 
 def run_episode(
     spec: EpisodeSpec, tutor: Tutor, student: Student, tutor_name: str = "tutor", reward: RewardModel | None = None
-) -> dict:
+) -> EpisodeRecord:
     """Play one episode to the end and return its record (:func:`tutorzoo.envs.engine.play` with a batch of one: the
     tutor is reset with the spec's tutor seed and asked with ``act``, even a batched one).
 
@@ -49,9 +50,9 @@ def run_specs(
     tutor_names: Iterable[str],
     make_tutor: Callable[[str], Tutor],
     make_student: Callable[[str], Any],
-    on_record: Callable[[dict], None] | None = None,
+    on_record: Callable[[EpisodeRecord], None] | None = None,
     reward: RewardModel | None = None,
-) -> Iterator[dict]:
+) -> Iterator[EpisodeRecord]:
     """Every spec with every tutor, in a fixed order; ``on_record`` sees each record as it finishes."""
     specs = list(specs)
     for name in tutor_names:
@@ -71,8 +72,8 @@ class JsonlWriter:
         self.path = path
         self._fh = path.open("a", encoding="utf-8")
 
-    def __call__(self, record: dict) -> None:
-        self._fh.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
+    def __call__(self, record: Mapping[str, Any]) -> None:
+        self._fh.write(json.dumps(json_form(record), sort_keys=True, ensure_ascii=False) + "\n")
         self._fh.flush()
 
     def close(self) -> None:

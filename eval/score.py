@@ -48,7 +48,7 @@ from tutorzoo.eval.annotate_records import DEFAULT_ANNOTATOR, annotate_records, 
 from tutorzoo.eval.formats import Loaded, is_labelled, read_scorable
 from tutorzoo.eval.metrics.registry import MATHDIAL_MAX_K, build_registry, mathdial_ks
 from tutorzoo.eval.metrics.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
-from tutorzoo.eval.metrics.suite import Episode, parse_episode, suite_from_episodes
+from tutorzoo.eval.metrics.suite import ScoredEpisode, parse_episode, suite_from_episodes
 from tutorzoo.rewards.sid import SID_METRIC_NAMES
 
 OUTPUT_NAME = "metrics.json"
@@ -129,7 +129,7 @@ def ranking_warnings(result: dict) -> list[str]:
     return warnings
 
 
-def _unlabelled_sid(episode: Episode) -> None:
+def _unlabelled_sid(episode: ScoredEpisode) -> None:
     """SID metrics of a dialogue without SID labels are unknown, not zero."""
     for name in SID_METRIC_NAMES:
         episode.metrics[name] = None
@@ -167,7 +167,7 @@ def score_file(
         raise DatasetError(skipped[0]["error"])
     unlabelled = {loc for loc, rec in loaded.records if isinstance(rec, dict) and not is_labelled(rec)}
     records, annotation = annotate_records(loaded.records, annotator, only=unlabelled)
-    episodes: list[tuple[str, Episode]] = []
+    episodes: list[tuple[str, ScoredEpisode]] = []
     label = paths[0].name if len(paths) == 1 else ""
     not_sid = 0
     for location, record in records:

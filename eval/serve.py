@@ -37,9 +37,11 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tutorzoo.envs import records
 from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.errors import ConfigError
 from tutorzoo.envs.protocols import Student
+from tutorzoo.envs.records import json_form
 from tutorzoo.eval.seat_episode import SID_METRICS, SeatEpisode, default_student
 
 
@@ -108,8 +110,8 @@ def outcome_of(record: dict) -> Outcome:
     return Outcome(
         key=EpisodeSpec(**record["spec"]).key(), scored=not failed, ended_by=str(record.get("ended_by")),
         failure=failure,
-        learning_gain=None if failed else record.get("learning_gain"),
-        learning_gain_same=None if failed else record.get("learning_gain_same"),
+        learning_gain=None if failed else records.learning_gain(record),
+        learning_gain_same=None if failed else records.learning_gain_same(record),
         reward=None if failed else record.get("reward"),
         reward_components={k: float(v) for k, v in (record.get("reward_components") or {}).items()},
         metrics={} if failed else {name: metrics.get(name) for name in SID_METRICS},
@@ -131,7 +133,7 @@ class Ledger:
     def _append(self, name: str, record: dict) -> None:
         if self.out is not None:
             with (self.out / name).open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
+                fh.write(json.dumps(json_form(record), sort_keys=True, ensure_ascii=False) + "\n")
 
     def started(self) -> None:
         with self._lock:

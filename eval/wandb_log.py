@@ -41,12 +41,13 @@ from pathlib import Path
 from typing import Any
 
 from tutorzoo.envs.errors import ConfigError, TutorZooError
+from tutorzoo.envs.records import LEARNING_GAIN, learning_gain, learning_gain_same
 from tutorzoo.eval.tracking import run_name, scrub_secrets
 
 REPORT_FILES: tuple[str, ...] = ("report.html", "metrics.json", "report.md")
 METRIC_COLUMNS: tuple[str, ...] = ("tutor", "metric", "mean", "ci_low", "ci_high", "n", "higher_is_better",
                                    "status")
-TRANSCRIPT_COLUMNS: tuple[str, ...] = ("tutor", "persona", "task", "seed", "learning_gain", "learning_gain_same",
+TRANSCRIPT_COLUMNS: tuple[str, ...] = ("tutor", "persona", "task", "seed", LEARNING_GAIN, "learning_gain_same",
                                        "pretest_score", "posttest_score", "ended_by", "n_turns", "failures",
                                        "transcript", "grades")
 _ANNOTATIONS: tuple[tuple[str, str], ...] = (
@@ -167,7 +168,7 @@ def transcript_rows(records: Sequence[Mapping]) -> list[list[Any]]:
         rows.append(scrub_secrets([
             str(record.get("tutor")), str(spec.get("persona") or ""), _task(record),
             seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
-            _number(record.get("learning_gain")), _number(record.get("learning_gain_same")),
+            _number(learning_gain(record)), _number(learning_gain_same(record)),
             _number(record.get("pretest_score")), _number(record.get("posttest_score")),
             str(record.get("ended_by") or ""), len(turns) if isinstance(turns, list) else 0,
             "\n".join(map(str, failures)), transcript_text(record),

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -163,7 +164,7 @@ def _topic_words(task: object) -> frozenset[str]:
     return frozenset(found)
 
 
-def _get(obj: object, name: str, default: object) -> object:
+def _get(obj: object, name: str, default: Any) -> Any:
     """A field of a Task (pydantic) or of its public view (dict): the rewards see both."""
     if isinstance(obj, Mapping):
         return obj.get(name, default)

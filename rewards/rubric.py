@@ -90,8 +90,8 @@ class Rubric:
 
     Example::
 
-        rubric = Rubric({"learning_gain": 1.0, "leak_penalty": 0.5, "sid_total_raw": 0.0}, lam=0.75)
-        rubric.weigh({"learning_gain": 0.5, "leak_penalty": -1.0, "pedagogy": -0.75})  # 0.5 - 0.5 - 0.75
+        rubric = Rubric({"mastery_gain": 1.0, "leak_penalty": 0.5, "sid_total_raw": 0.0}, lam=0.75)
+        rubric.weigh({"mastery_gain": 0.5, "leak_penalty": -1.0, "pedagogy": -0.75})  # 0.5 - 0.5 - 0.75
     """
 
     def __init__(self, terms: Mapping[str, float], lam: float = 0.0, hard: bool = False,

@@ -60,7 +60,8 @@ def total_score(values: Mapping[str, float | None]) -> float | None:
     parts = [values.get(name) for name in TOTAL_SCORE_WEIGHTS]
     if any(p is None for p in parts):
         return None
-    return sum(w * float(p) for w, p in zip(TOTAL_SCORE_WEIGHTS.values(), parts, strict=True))
+    return sum(w * float(p) for w, p in zip(TOTAL_SCORE_WEIGHTS.values(), parts, strict=True)
+               if p is not None)  # (none is None: checked above)
 
 
 def sid_metrics(turns: Sequence[Mapping]) -> dict[str, float | None]:

@@ -50,8 +50,8 @@ sets are named. The term then appears under that name in ``reward_components`` a
 Example::
 
     from tutorzoo.rewards.terms import make_term
-    lg = make_term("learning_gain")
-    lg.trl()([""], ["..."], episode=[{"learning_gain": 0.5}])  # -> [0.5]
+    solve = make_term("posttest_solve")
+    solve.trl()([""], ["..."], episode=[{"posttest_score": 0.5}])  # -> [0.5]
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from difflib import get_close_matches
 from functools import cache
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -70,7 +70,7 @@ from tutorzoo.envs import records
 from tutorzoo.envs.errors import ConfigError
 from tutorzoo.envs.import_path import load_import_path
 from tutorzoo.envs.labels import BLOOM_LEVELS
-from tutorzoo.envs.records import reward_components, turn_from_json
+from tutorzoo.envs.records import LEARNING_GAIN, reward_components, turn_from_json
 from tutorzoo.envs.tasks import get_task_set
 from tutorzoo.envs.tasks.base import Task
 from tutorzoo.rewards.gate import ContentGate, addresses_judge
@@ -323,7 +323,7 @@ def _record_field(name: str, read: Callable[[Mapping], float | None]) -> None:
 
 
 # the record's own numbers, read through its typed accessors (None where the protocol has no such post-test)
-_record_field("learning_gain", records.learning_gain)
+_record_field(LEARNING_GAIN, records.learning_gain)
 _record_field("posttest_solve", records.posttest_score)
 _record_field("learning_gain_same", records.learning_gain_same)
 
@@ -394,7 +394,7 @@ def _import_path(name: str) -> TermEntry:
     takes = tuple(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         takes = ("**",)
-    return TermEntry(factory, takes)
+    return TermEntry(cast(TermFactory, factory), takes)  # what it returns is checked where it is called
 
 
 def term_entry(name: str) -> TermEntry:

@@ -44,7 +44,7 @@ from tutorzoo.envs.resources import config_dir
 from tutorzoo.eval.rollout import run_episode
 spec = EpisodeSpec(task_set=sys.argv[1], persona=sys.argv[2], seed=int(sys.argv[3]))
 student = SimulatedStudent(get_persona(spec.persona, config_dir("personas")))
-print(json.dumps(run_episode(spec, make_tutor("socratic"), student, "socratic"), sort_keys=True))
+print(json.dumps(run_episode(spec, make_tutor("socratic"), student, "socratic").to_json(), sort_keys=True))
 """
 
 COUNTS = """
@@ -186,7 +186,7 @@ def test_installed_episode_is_the_checkouts(installed: dict, task_set: str, seed
     spec = EpisodeSpec(task_set=task_set, persona=PERSONA, seed=seed)
     here = run_episode(spec, make_tutor("socratic"), SimulatedStudent(spec.persona), "socratic")
     assert len(here["transcript"]) > 4
-    assert out.strip() == json.dumps(here, sort_keys=True)
+    assert out.strip() == json.dumps(here.to_json(), sort_keys=True)
 
 
 def test_installed_cli_lists_every_persona(installed: dict) -> None:

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tutorzoo.envs.config import read_yaml_mapping
 from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.records import LEARNING_GAIN
 from tutorzoo.envs.resources import config_dir
 from tutorzoo.eval.tracking import run_name, scrub_secrets
 
@@ -209,7 +210,7 @@ def evaluate_tutor(tutor: str, out_dir: Path, suite: str = "default", split: str
     metrics = board["metrics"]["groups"][name]["metrics"]
     out: dict[str, Any] = {"tutor": name, "suite": loaded.name, "split": split, "n": len(records),
                            "failed": board["n_failed_episodes"]}
-    for key in ("learning_gain", "TotalScore"):
+    for key in (LEARNING_GAIN, "TotalScore"):
         summary = metrics[key]
         out[key] = summary["mean"]
         out[f"{key}_ci"] = [summary.get("ci_low"), summary.get("ci_high")]

@@ -43,6 +43,7 @@ from pydantic import Field
 
 from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.records import LEARNING_GAIN
 from tutorzoo.train.common import RecipeConfig, finish_wandb, start_wandb, write_results
 
 RECIPE = "corpus"
@@ -159,7 +160,7 @@ def features(components: list[str]) -> Any:
         "rollout": Value("int32"),
         "pretest_score": Value("float64"),
         "posttest_score": Value("float64"),
-        "learning_gain": Value("float64"),
+        LEARNING_GAIN: Value("float64"),
         "learning_gain_same": Value("float64"),
         "n_tutor_turns": Value("int32"),
         "ended_by": Value("string"),
@@ -185,7 +186,7 @@ def episode_row(spec: EpisodeSpec, rollout: int, record: dict, conversation: lis
         "rollout": rollout,
         "pretest_score": record["pretest_score"],
         "posttest_score": record["posttest_score"],
-        "learning_gain": record["learning_gain"],
+        LEARNING_GAIN: record[LEARNING_GAIN],
         "learning_gain_same": record["learning_gain_same"],
         "n_tutor_turns": record["n_tutor_turns"],
         "ended_by": record["ended_by"],
@@ -201,8 +202,8 @@ def drop_reason(cfg: CorpusConfig, record: dict, reward: float) -> str | None:
     if cfg.drop_leaks and (record.get("ended_by") == "leak"
                            or any(t.get("reveals_answer") for t in record["transcript"] if t["speaker"] == "tutor")):
         return "leak"
-    if cfg.min_learning_gain is not None and (record["learning_gain"] is None
-                                              or record["learning_gain"] < cfg.min_learning_gain):
+    if cfg.min_learning_gain is not None and (record[LEARNING_GAIN] is None
+                                              or record[LEARNING_GAIN] < cfg.min_learning_gain):
         return "min_learning_gain"
     if cfg.min_reward is not None and reward < cfg.min_reward:
         return "min_reward"
@@ -258,7 +259,7 @@ def build_dataset(cfg: CorpusConfig) -> tuple[Any, dict]:
         "kept": n,
         "dropped": dict(sorted(dropped.items())),
         "assistant_turns": sum(sum(m["role"] == "assistant" for m in r["messages"]) for r in rows),
-        "mean_learning_gain": _mean([r["learning_gain"] for r in rows]),
+        "mean_learning_gain": _mean([r[LEARNING_GAIN] for r in rows]),
         "mean_reward": _mean([r["reward"] for r in rows]),
         "mean_sid_total_raw": _mean([r["reward_components"].get("sid_total_raw") for r in rows]),
     }

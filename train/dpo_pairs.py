@@ -330,7 +330,7 @@ def score_candidates(
                              "error": first.get("error", "ended_by=failure"), "agent": first.get("agent")})
             out.append(Scored(cand, None, ended_by="failure", error=first.get("error")))
             continue
-        out.append(Scored(cand, float(record["reward"]), record.get("learning_gain"), record["ended_by"]))
+        out.append(Scored(cand, float(record.reward), record.learning_gain, record.ended_by))
     return out
 
 

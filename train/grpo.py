@@ -248,7 +248,7 @@ def reward_functions(rubric: Any) -> tuple[list[Callable[..., list[float | None]
     Example::
 
         funcs, weights = reward_functions(load_rubric("default"))
-        [f.__name__ for f in funcs][:2]   # ['learning_gain', 'mastery_gain']
+        [f.__name__ for f in funcs][:2]   # the rubric's first two terms: the learning gain, mastery_gain
     """
     funcs, weights = rubric.reward_funcs()
     return [_scored_only(f, log_stats=(i == 0)) for i, f in enumerate(funcs)], list(weights)
@@ -278,7 +278,7 @@ def training_rubric(name: str, weights: Mapping[str, float] | None = None) -> An
 
     Example::
 
-        training_rubric("default", {"learning_gain": 0.0}).weights["learning_gain"]   # 0.0
+        training_rubric("default", {"mastery_gain": 0.0}).weights["mastery_gain"]   # 0.0
     """
     from tutorzoo.rewards import load_rubric
 

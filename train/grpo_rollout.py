@@ -24,6 +24,7 @@ import numpy as np
 from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.errors import ConfigError
 from tutorzoo.envs.protocols import PartialBatchError, TutorTurn
+from tutorzoo.envs.records import failed, learning_gain
 
 SPEC_PREFIX = "tutorzoo-episode:"
 
@@ -475,8 +476,7 @@ class EpisodeRollout:
 def rollout_stats(records: Sequence[Mapping]) -> dict[str, float]:
     """The per-step rollout metrics logged beside the rewards (``rollout/...``)."""
     n = max(len(records), 1)
-    gains = [r["learning_gain"] for r in records if r.get("ended_by") != "failure"
-             and isinstance(r.get("learning_gain"), (int, float))]
+    gains = [g for r in records if not failed(r) and (g := learning_gain(r)) is not None]
     return {
         "rollout/failed": sum(r.get("ended_by") == "failure" for r in records) / n,
         "rollout/tutor_turns": float(np.mean([r.get("n_tutor_turns") or 0 for r in records])) if records else 0.0,

@@ -38,6 +38,7 @@ from tutorzoo.envs.act_features import ActFeatures, ActFeatureWrapper, act_from_
 from tutorzoo.envs.acts import TutorAct
 from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.records import LEARNING_GAIN
 from tutorzoo.envs.tasks.base import Task
 from tutorzoo.train.common import RecipeConfig, finish_wandb, start_wandb, write_results
 
@@ -82,8 +83,9 @@ class Config(RecipeConfig):
     fresh_seeds: bool = Field(default=False, description="Draw each episode's seed instead of the spec's own.")
     allow_end: bool = Field(default=True, description="False: the act's end flag is ignored (sessions run to "
                                                       "max_turns), in training and when the policy plays.")
-    reward: str = Field(default="learning_gain",
-                        description="'learning_gain' (the env's default) or a rubric name/path in configs/rewards/.")
+    reward: str = Field(default=LEARNING_GAIN,
+                        description=f"{LEARNING_GAIN!r} (the env's default) or a rubric name/path in "
+                                    "configs/rewards/.")
     reward_terms: dict[str, float] | None = Field(
         default=None, description="An inline rubric {term: weight} (overrides reward), e.g. learning_gain + "
                                   "mastery_gain.")
@@ -116,7 +118,7 @@ def make_reward(cfg: Config) -> Any | None:
 
     if cfg.reward_terms:
         return Rubric(cfg.reward_terms, name="ppo_inline")
-    if cfg.reward == "learning_gain":
+    if cfg.reward == LEARNING_GAIN:
         return None
     return load_rubric(cfg.reward)
 
@@ -198,7 +200,7 @@ def _slim(info: dict) -> dict:
     """What training needs of the env's info: the outcome at the end (the transcript stays in the env)."""
     out = {"phase": info.get("phase"), "turn": info.get("turn")}
     if "outcome" in info:
-        out["learning_gain"] = info["outcome"].get("learning_gain")
+        out[LEARNING_GAIN] = info["outcome"].get(LEARNING_GAIN)
     return out
 
 
@@ -213,7 +215,7 @@ def make_vec_env(cfg: Config, specs: list[EpisodeSpec]) -> Any:
         def make() -> gym.Env:
             return Monitor(SpecSamplingTutorEnv(specs, reward=reward, fresh_seeds=cfg.fresh_seeds,
                                                 allow_end=cfg.allow_end),
-                           info_keywords=("learning_gain",))
+                           info_keywords=(LEARNING_GAIN,))
         return make
 
     cls = SubprocVecEnv if cfg.vec_env == "subproc" else DummyVecEnv
@@ -261,9 +263,9 @@ def _curve_callback(episodes: list[dict]) -> Any:
             for info in self.locals.get("infos", []):
                 ep = info.get("episode")
                 if ep is not None:
-                    gain = info.get("learning_gain")
+                    gain = info.get(LEARNING_GAIN)
                     episodes.append({"t": int(self.num_timesteps), "reward": float(ep["r"]),
-                                     "learning_gain": float(gain) if gain is not None else None})
+                                     LEARNING_GAIN: float(gain) if gain is not None else None})
             return True
 
     return EpisodeCurve()
@@ -359,7 +361,7 @@ def evaluate(policy_path: Path, specs: list[EpisodeSpec], reference_tutors: list
     with JsonlWriter(out_dir / "episodes.jsonl") as writer:
         for record in run_specs(specs, list(tutors), lambda n: tutors[n], SimulatedStudent, on_record=writer):
             failures += record["ended_by"] == "failure"
-            g = record.get("learning_gain")
+            g = record.learning_gain
             gains.setdefault(record["tutor"], []).append(float(g) if g is not None else float("nan"))
     sets = [s.task_set for s in specs]
 
@@ -367,13 +369,13 @@ def evaluate(policy_path: Path, specs: list[EpisodeSpec], reference_tutors: list
         ci = bootstrap_mean_ci(values, np.random.default_rng(0))
         return {"mean": float(np.nanmean(values)), "ci95": list(ci) if ci else None, "n": int(len(values))}
 
-    result: dict[str, Any] = {"n_specs": len(specs), "failures": failures, "learning_gain": {}}
+    result: dict[str, Any] = {"n_specs": len(specs), "failures": failures, LEARNING_GAIN: {}}
     for name, vals in gains.items():
         arr = np.asarray(vals)
         entry = {"all": summary(arr)}
         for ts in sorted(set(sets)):
             entry[ts] = summary(arr[[s == ts for s in sets]])
-        result["learning_gain"][name] = entry
+        result[LEARNING_GAIN][name] = entry
     ppo = np.asarray(gains["ppo"])
     for ref in reference_tutors:
         diff = ppo - np.asarray(gains[ref])
@@ -403,7 +405,7 @@ def learning_curve(episodes: list[dict], window: int) -> dict[str, Any]:
     first, last = episodes[:w], episodes[-w:]
     return {"episodes": len(episodes), "window": w,
             "first_reward": mean(first, "reward"), "last_reward": mean(last, "reward"),
-            "first_learning_gain": mean(first, "learning_gain"), "last_learning_gain": mean(last, "learning_gain")}
+            "first_learning_gain": mean(first, LEARNING_GAIN), "last_learning_gain": mean(last, LEARNING_GAIN)}
 
 
 def write_ppo_card(out_dir: Path, cfg: Config, results: dict) -> Path:

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,7 @@ from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.engine import episode_record
 from tutorzoo.envs.errors import ConfigError
 from tutorzoo.envs.protocols import FailureRecord, failure_record
+from tutorzoo.envs.records import json_form, learning_gain
 from tutorzoo.envs.reward_api import RewardModel
 
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
@@ -148,7 +149,7 @@ class EpisodeLog:
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
+                fh.write(json.dumps(json_form(record), sort_keys=True, ensure_ascii=False) + "\n")
 
     def counts(self) -> dict[str, int]:
         return {"episodes": self.episodes, "scored": self.scored, "failed": self.failed,
@@ -317,7 +318,7 @@ class TutorZooEnv:
             failures.append(failure_record("tutor", aec.infos.get("tutor", {}), note, ""))
         record = episode_record(aec, self._spec, self._tutor_name, self._student, failures)
         if status == "unfinished":
-            record["ended_by"] = "truncated" if truncated else "unfinished"
+            record = replace(record, ended_by="truncated" if truncated else "unfinished")
         self._record, self._status = record, status
         if self._log is not None:
             self._log.add(record, status)
@@ -381,7 +382,7 @@ def step_stats(envs: Sequence[TutorZooEnv]) -> dict[str, float]:
     scored = [e.record for e in envs if e.status == "scored" and e.record is not None]
     out = {"tutorzoo/failed": sum(e.status == "failed" for e in envs) / n,
            "tutorzoo/unfinished": sum(e.status == "unfinished" for e in envs) / n}
-    gains = [r["learning_gain"] for r in scored if r.get("learning_gain") is not None]
+    gains = [g for r in scored if (g := learning_gain(r)) is not None]
     if gains:
         out["tutorzoo/learning_gain"] = sum(gains) / len(gains)
     if scored:

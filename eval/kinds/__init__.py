@@ -6,7 +6,7 @@ gives a :class:`~tutorzoo.envs.errors.ConfigError` naming it; the other kinds ke
 Example::
 
     from tutorzoo.eval.kinds import get_kind, kind_for
-    get_kind("episodes").rank_metric          # 'learning_gain'
+    get_kind("episodes").rank_metric          # the headline learning gain (LEARNING_GAIN)
     kind = kind_for(load_suite("educationq"))  # configured by the suite's ``items`` (ranked by ALG there)
 """
 

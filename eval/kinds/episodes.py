@@ -29,7 +29,7 @@ Example::
     suite = load_suite("default")
     kind = kind_for(suite)
     records = list(kind.run(suite.units()[:2], make_tutor("socratic"), "socratic", None, 16))
-    kind.metrics(records, judged=False)["groups"]["socratic"]["metrics"]["learning_gain"]
+    kind.metrics(records, judged=False)["groups"]["socratic"]["metrics"]["ALG"]
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from __future__ import annotations
 import importlib
 import traceback
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -44,6 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.records import LEARNING_GAIN, EpisodeRecord
 from tutorzoo.eval.kinds.base import suite_items
 
 if TYPE_CHECKING:
@@ -54,7 +56,7 @@ SID_MODULE = "tutorzoo.eval.judges.sid"
 
 # The columns of the printed leaderboard: (metric, header, scale). The report has every metric.
 COLUMNS: tuple[tuple[str, str, float], ...] = (
-    ("learning_gain", "Gain iso", 100.0),
+    (LEARNING_GAIN, "Gain iso", 100.0),
     ("learning_gain_same", "Gain same", 100.0),
     ("ACC_pre", "Pre %", 1.0),
     ("ACC_post", "Post %", 1.0),
@@ -81,7 +83,7 @@ class EpisodeSettings(BaseModel):
 
     rubrics: list[Literal["sid_rubrics"]] = Field(default_factory=list,
                                                   description="Judge rubrics scored per episode with --judge.")
-    rank_metric: str = Field(default="learning_gain", description="The leaderboard's order.")
+    rank_metric: str = Field(default=LEARNING_GAIN, description="The leaderboard's order.")
     columns: list[Column] | None = Field(default=None, description="Printed leaderboard columns.")
     legend: str | None = Field(default=None, description="Line printed under the leaderboard.")
     student: str = Field(default="simulated", description="The student: 'simulated', 'llm:<backend>' (the model is "
@@ -172,27 +174,29 @@ class EpisodesKind:
             self._make_student = make_student_factory(self.settings.student, **self.settings.student_args)
         return self._make_student
 
-    def _finish(self, spec: EpisodeSpec, record: dict, judge: Any | None) -> dict:
-        record["key"] = spec.key()
-        record["judgments"] = []
+    def _finish(self, spec: EpisodeSpec, record: EpisodeRecord, judge: Any | None) -> dict[str, Any]:
+        """The record the runner stores: the played one with the unit's key and the judges' verdicts, as JSON."""
+        record = replace(record, key=spec.key(), judgments=[])
         if judge is not None and SID_RUBRIC in self.rubrics:
             self._judge(record, judge)
-        return record
+        return record.to_json()
 
-    def _judge(self, record: dict, judge: Any) -> None:
+    def _judge(self, record: EpisodeRecord, judge: Any) -> None:
         """SID's five rubrics on the finished episode; a judge failure is recorded on the record, not raised."""
         sid = _sid_module()
+        # the engine's record has its failures list and _finish gave it an empty judgments list
+        failures, judgments = record.failures, record.judgments
+        assert failures is not None and judgments is not None
         try:
             verdict = sid.judge_episode(record, judge)
         except Exception as exc:  # a judge crash fails this record's judgment only
-            record["failures"].append({"agent": "judge", "phase": "judgment", "turn": None,
-                                       "error": f"{type(exc).__name__}: {exc}",
-                                       "traceback": traceback.format_exc(limit=3)})
+            failures.append({"agent": "judge", "phase": "judgment", "turn": None,
+                             "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=3)})
             return
-        record["judgments"].append(verdict)
+        judgments.append(verdict)
         if not verdict.get("ok", False):
             errors = verdict.get("errors") or []
-            record["failures"].append({
+            failures.append({
                 "agent": "judge", "phase": "judgment", "turn": None,
                 "error": f"JudgeError: {verdict.get('n_failed')} of {verdict.get('n_samples')} {SID_RUBRIC} "
                          f"samples failed" + (f" ({errors[0]})" if errors else ""),
@@ -208,9 +212,7 @@ class EpisodesKind:
         env = tutoring_v0.env(**unit.env_kwargs())
         env.reset(seed=unit.seed)
         record = episode_record(env, unit, tutor_name, None, [failure])
-        record["key"] = unit.key()
-        record["judgments"] = []
-        return record
+        return replace(record, key=unit.key(), judgments=[]).to_json()
 
     # ------------------------------------------------------------------ metrics
     def metrics(self, records: Sequence[dict], judged: bool) -> dict[str, Any]:

@@ -14,7 +14,13 @@ from tutorzoo.eval.metrics.mathdial import success_telling
 from tutorzoo.eval.metrics.mrbench import damr
 from tutorzoo.eval.metrics.registry import DAMR_DESIRED, DEFAULT_KS, METRICS, MetricSpec, build_registry
 from tutorzoo.eval.metrics.stats import bootstrap_ci, bootstrap_mean_ci, percentile_interval
-from tutorzoo.eval.metrics.suite import Episode, episode_metrics, parse_episode, suite_from_episodes, suite_metrics
+from tutorzoo.eval.metrics.suite import (
+    ScoredEpisode,
+    episode_metrics,
+    parse_episode,
+    suite_from_episodes,
+    suite_metrics,
+)
 from tutorzoo.eval.metrics.turns import normalise_turn, normalise_turns
 from tutorzoo.rewards.sid import TOTAL_SCORE_WEIGHTS, sid_metrics, total_score
 
@@ -23,7 +29,7 @@ __all__ = [
     "DEFAULT_KS",
     "METRICS",
     "TOTAL_SCORE_WEIGHTS",
-    "Episode",
+    "ScoredEpisode",
     "ItemPair",
     "MetricSpec",
     "PairCounts",

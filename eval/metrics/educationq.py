@@ -139,7 +139,8 @@ def _items(record: Mapping, field: str, where: str) -> list[Mapping]:
 
 
 def _identity(record: Mapping) -> tuple[str, str, str, int]:
-    spec = record.get("spec") if isinstance(record.get("spec"), Mapping) else {}
+    raw = record.get("spec")
+    spec: Mapping = raw if isinstance(raw, Mapping) else {}
     seed = spec.get("seed")
     return (
         str(spec.get("task_set", "")),

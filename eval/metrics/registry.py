@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from tutorzoo.envs.records import LEARNING_GAIN
+
 LEVELS: tuple[str, ...] = ("episode", "suite")
 AGGREGATIONS: tuple[str, ...] = ("mean", "pooled", "ratio", "population_std", "unique_count")
 
@@ -160,7 +162,7 @@ def _mrbench() -> list[MetricSpec]:
 
 def _record() -> list[MetricSpec]:
     return [
-        MetricSpec("learning_gain", True, "mean", "episode",
+        MetricSpec(LEARNING_GAIN, True, "mean", "episode",
                    "The env's learning gain (post-test score - pre-test score, isomorphic post-test)."),
         MetricSpec("learning_gain_same", True, "mean", "episode",
                    "The env's learning gain on the same-item post-test, when it was given."),

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from tutorzoo.envs.errors import DatasetError
+from tutorzoo.envs.records import LEARNING_GAIN
 from tutorzoo.eval.metrics.educationq import (
     PAIR_KINDS,
     ItemKey,
@@ -52,18 +54,25 @@ from tutorzoo.rewards.sid import sid_metrics
 
 UNSPECIFIED_GROUP = "(unspecified)"
 _SUFFIX = {"isomorphic": "", "same": "_same"}
-_PASSTHROUGH = ("learning_gain", "learning_gain_same", "reward")
+_PASSTHROUGH = (LEARNING_GAIN, "learning_gain_same", "reward")
 
 
 @dataclass
-class Episode:
-    """One parsed, validated episode record or annotated dialogue, with what the suite statistics need."""
+class ScoredEpisode:
+    """The scores of one record, what the suite statistics need: its episode-level metrics, EducationQ item
+    pairs and DAMR counts. ``record`` is the record as given: an :class:`~tutorzoo.envs.records.EpisodeRecord`
+    (or its JSON form, read from a file) or a SID-style annotated dialogue."""
 
     where: str
-    record: Mapping
+    """Where the record came from, for error messages (``record 3``, ``episodes.jsonl:12``)."""
+    record: Mapping[str, Any]
+    """The record scored."""
     metrics: dict[str, float | None]
+    """Every episode-level metric of the registry, in its order (``None`` where the record cannot support it)."""
     pairs: dict[str, list[ItemPair]] = field(default_factory=dict)
+    """Per post-test kind (``isomorphic``, ``same``): the pre/post item pairs of the EducationQ metrics."""
     damr: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Per DAMR dimension: (tutor responses with the desired label, labelled tutor responses)."""
 
 
 def _number(record: Mapping, name: str, where: str) -> float | None:
@@ -75,7 +84,7 @@ def _number(record: Mapping, name: str, where: str) -> float | None:
     return float(value)
 
 
-def parse_episode(record: object, where: str = "record", ks: Sequence[int] = DEFAULT_KS) -> Episode:
+def parse_episode(record: object, where: str = "record", ks: Sequence[int] = DEFAULT_KS) -> ScoredEpisode:
     """Validate and score one record: an env episode (has ``transcript``) or a SID dialogue (has ``turns``).
 
     Raises :class:`DatasetError` naming ``where`` and the field when the record is malformed.
@@ -111,9 +120,9 @@ def parse_episode(record: object, where: str = "record", ks: Sequence[int] = DEF
     ):
         # Under ``posttest: same`` the env's headline gain is a same-item gain: it is learning_gain_same, never
         # an isomorphic learning_gain (telling the answer pays on the same item).
-        metrics["learning_gain"] = None
+        metrics[LEARNING_GAIN] = None
     order = [s.name for s in build_registry(tuple(ks)).values() if s.level == "episode"]
-    return Episode(where, record, {name: metrics[name] for name in order}, pairs, damr)
+    return ScoredEpisode(where, record, {name: metrics[name] for name in order}, pairs, damr)
 
 
 def episode_metrics(record: dict, ks: Sequence[int] = DEFAULT_KS) -> dict[str, float | None]:
@@ -148,7 +157,7 @@ def _summary(value: float | None, ci: tuple[float, float] | None, n: int) -> dic
 class _Group:
     """The per-episode arrays of one group and the statistics over them (point value and bootstrap CI)."""
 
-    def __init__(self, episodes: Sequence[Episode], idx: np.ndarray | None, confidence: float) -> None:
+    def __init__(self, episodes: Sequence[ScoredEpisode], idx: np.ndarray | None, confidence: float) -> None:
         self.episodes = episodes
         self.idx = idx
         self.confidence = confidence
@@ -225,7 +234,7 @@ class _Group:
 
 
 def suite_from_episodes(
-    episodes: Sequence[Episode],
+    episodes: Sequence[ScoredEpisode],
     group_by: str = "tutor",
     ks: Sequence[int] = DEFAULT_KS,
     n_resamples: int = DEFAULT_RESAMPLES,
@@ -236,7 +245,7 @@ def suite_from_episodes(
     if n_resamples < 0:
         raise ValueError(f"n_resamples must be >= 0 (0 = no confidence intervals), got {n_resamples}")
     registry: dict[str, MetricSpec] = build_registry(tuple(ks))
-    by_group: dict[str, list[Episode]] = {}
+    by_group: dict[str, list[ScoredEpisode]] = {}
     for episode in episodes:
         by_group.setdefault(group_of(episode.record, group_by), []).append(episode)
     groups: dict[str, dict] = {}

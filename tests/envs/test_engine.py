@@ -13,6 +13,7 @@ from tutorzoo.agents.tutor.builtin import SocraticTutor
 from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.engine import BatchOfOne, is_batched, play, tutor_seat
 from tutorzoo.envs.protocols import BatchedTutor, EpisodeTutor, StopEpisode, Tutor, TutorTurn
+from tutorzoo.envs.records import json_form
 from tutorzoo.envs.seeding import derive_seed
 
 SPECS = [EpisodeSpec(task_set="math", persona="all_round_partly_wrong", seed=s, protocol={"max_turns": 2 + s})
@@ -55,7 +56,7 @@ class Indexed:
 
 
 def _json(records: list[dict]) -> list[str]:
-    return [json.dumps(r, sort_keys=True) for r in records]
+    return [json.dumps(json_form(r), sort_keys=True) for r in records]
 
 
 @pytest.mark.parametrize(("tutor", "protocol", "batched"), [

@@ -17,13 +17,14 @@ from tutorzoo.agents.tutor import make_tutor
 from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.engine import play
 from tutorzoo.envs.lockstep import Gate, current_gate
+from tutorzoo.envs.records import json_form
 
 SPECS = [EpisodeSpec(task_set=("math", "mcq")[i % 2], persona=("anxious", "all_round_partly_wrong")[i % 2], seed=i,
                      protocol={"max_turns": 2 + i % 2}) for i in range(4)]
 
 
 def canonical(records: list[dict]) -> list[str]:
-    return [json.dumps(r, sort_keys=True, default=str) for r in records]
+    return [json.dumps(json_form(r), sort_keys=True, default=str) for r in records]
 
 
 class Doubler:

@@ -24,6 +24,7 @@ from tutorzoo import envs  # noqa: F401  (registers the Gymnasium ids)
 from tutorzoo.agents.student import SimulatedStudent
 from tutorzoo.agents.tutor import make_tutor
 from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.records import json_form
 from tutorzoo.envs.seeding import derive_seed
 from tutorzoo.eval.batch import run_batched
 from tutorzoo.eval.play import play_episode
@@ -136,8 +137,8 @@ def test_gymnasium_views_play_the_harness_episode(harness: dict, spec: EpisodeSp
 @pytest.mark.parametrize("batch_size", [1, 4])
 def test_batched_rollout_plays_the_harness_episodes(harness: dict, batch_size: int) -> None:
     records = run_batched(SPECS, make_tutor(TUTOR), SimulatedStudent, batch_size=batch_size, tutor_name=TUTOR)
-    assert [json.dumps(r, sort_keys=True) for r in records] == \
-        [json.dumps(harness[key], sort_keys=True) for key in IDS]
+    assert [json.dumps(json_form(r), sort_keys=True) for r in records] == \
+        [json.dumps(json_form(harness[key]), sort_keys=True) for key in IDS]
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)

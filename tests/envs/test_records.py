@@ -4,6 +4,7 @@ still scored and resumed the same."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -25,10 +26,10 @@ from tutorzoo.envs.records import (
     ENDED_BY,
     LEGACY_TURN_KEYS,
     SCHEMA_VERSION,
-    EnvEpisodeRecord,
     EpisodeRecord,
     TurnRecord,
     TutorInfo,
+    json_form,
     schema_version,
     turn_from_json,
 )
@@ -91,9 +92,11 @@ def test_act_field_keys_name_turn_fields() -> None:
 
 def test_the_record_has_the_documented_layout() -> None:
     _pairs, record, infos = _play("text")
-    assert record["schema_version"] == SCHEMA_VERSION
-    assert list(record) == list(EnvEpisodeRecord.__annotations__)
-    assert record["ended_by"] in ENDED_BY
+    assert record.schema_version == SCHEMA_VERSION
+    run_fields = ["spec", "tutor", "student", "failures", "key", "judgments", "replicate", "run_seed"]
+    env_fields = [f.name for f in dataclasses.fields(EpisodeRecord) if f.name not in run_fields]
+    assert sorted(record.to_json()) == sorted(env_fields)  # a record straight from the env has no run field
+    assert record.ended_by in ENDED_BY
     for turn in record["transcript"]:
         assert list(turn) == list(TurnRecord.__annotations__)
         assert list(turn)[: len(TURN_FIELDS)] == list(TURN_FIELDS)
@@ -101,14 +104,15 @@ def test_the_record_has_the_documented_layout() -> None:
         assert set(TutorInfo.__required_keys__) <= set(info) <= set(TutorInfo.__annotations__) | \
             set(TutorInfo.__optional_keys__)
     assert "outcome" in infos[-1] and "outcome" not in infos[0]
-    json.loads(json.dumps(record))  # its JSON form is itself
+    line = json.dumps(record.to_json())
+    assert json.loads(line) == record and EpisodeRecord.from_json(json.loads(line)).to_json() == record.to_json()
 
 
 def test_docs_list_every_record_field() -> None:
     doc = (ROOT / "docs" / "records.md").read_text(encoding="utf-8")
     documented = set(re.findall(r"^\| `([a-z_0-9]+)` \|", doc, flags=re.MULTILINE))
-    fields = set(EpisodeRecord.__required_keys__) | set(EpisodeRecord.__optional_keys__) | \
-        set(TurnRecord.__annotations__) | set(TutorInfo.__required_keys__) | set(TutorInfo.__optional_keys__)
+    fields = {f.name for f in dataclasses.fields(EpisodeRecord)} | set(TurnRecord.__annotations__) | \
+        set(TutorInfo.__required_keys__) | set(TutorInfo.__optional_keys__)
     assert fields - documented == set(), "document these fields in docs/records.md"
     assert f"carries `schema_version`, now {SCHEMA_VERSION} " in doc, "docs/records.md states another version"
 
@@ -140,7 +144,7 @@ def _strip_version(path: Path, keep: int | None = None) -> None:
     for line in lines:
         record = json.loads(line)
         record.pop("schema_version")
-        old.append(json.dumps(record, sort_keys=True, ensure_ascii=False))
+        old.append(json.dumps(json_form(record), sort_keys=True, ensure_ascii=False))
     path.write_text("".join(line + "\n" for line in old), encoding="utf-8")
 
 
@@ -164,7 +168,7 @@ def test_tutorzoo_score_reads_a_file_from_before_schema_version(tmp_path: Path) 
                                                    for r in records])):
         folder = tmp_path / name
         folder.mkdir()
-        (folder / "episodes.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+        (folder / "episodes.jsonl").write_text("".join(json.dumps(json_form(r), sort_keys=True) + "\n" for r in rows))
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("PYTHONPATH", None)
     tutorzoo = Path(sys.executable).with_name("tutorzoo")
@@ -188,3 +192,53 @@ def test_tutorzoo_rollout_writes_versioned_records_with_the_sid_names(tmp_path: 
     [record] = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
     assert record["schema_version"] == SCHEMA_VERSION
     assert record["transcript"] and all(set(t) == set(TurnRecord.__annotations__) for t in record["transcript"])
+
+
+# --- the typed episode record -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def played() -> EpisodeRecord:
+    spec = EpisodeSpec(task_set="math", persona="weak_knowledge_partly_wrong", seed=5)
+    return run_episode(spec, make_tutor("socratic"), SimulatedStudent(spec.persona), "socratic")
+
+
+def test_a_played_record_reads_by_attribute_and_as_its_json_form(played: EpisodeRecord) -> None:
+    line = json.loads(json.dumps(played.to_json(), sort_keys=True))
+    assert played.learning_gain is not None and played.learning_gain == line["learning_gain"]
+    assert played.tutor == "socratic" and played.failures == [] and not played.failed
+    assert dict(played) == line and played == line and set(played) == set(line)
+    assert "key" not in played and played.get("key") is None  # a run field left unset is absent, as on disk
+    with pytest.raises(KeyError):
+        played["key"]
+    assert played.outcome.to_dict() == {k: line[k] for k in played.outcome.to_dict()}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        played.ended_by = "leak"  # type: ignore[misc]
+
+
+def test_from_json_gives_back_the_record(played: EpisodeRecord) -> None:
+    line = json.loads(json.dumps(played.to_json()))
+    again = EpisodeRecord.from_json(line)
+    assert json.dumps(again.to_json(), sort_keys=True) == json.dumps(played.to_json(), sort_keys=True)
+    short = EpisodeRecord.from_json(_shorten({k: v for k, v in line.items() if k != "schema_version"}))
+    assert short.schema_version == 1 and short.transcript == played.transcript  # legacy turn keys renamed
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    pytest.param({"schema_version": SCHEMA_VERSION + 1}, "newer than this TutorZoo reads", id="newer-version"),
+    pytest.param({"score": 1.0}, r"unknown episode record fields \['score'\]", id="unknown-field"),
+])
+def test_from_json_refuses_what_it_cannot_read(played: EpisodeRecord, change: dict, message: str) -> None:
+    from tutorzoo.envs.errors import DatasetError
+
+    raw = {**played.to_json(), **change}
+    with pytest.raises(DatasetError, match=message):
+        EpisodeRecord.from_json(raw, where="episodes.jsonl:3")
+
+
+def test_from_json_names_the_missing_fields(played: EpisodeRecord) -> None:
+    from tutorzoo.envs.errors import DatasetError
+
+    raw = {k: v for k, v in played.to_json().items() if k not in ("transcript", "reward")}
+    with pytest.raises(DatasetError, match=r"episodes.jsonl:3: the episode record lacks \['transcript', 'reward'\]"):
+        EpisodeRecord.from_json(raw, where="episodes.jsonl:3")

@@ -12,6 +12,7 @@ from tutorzoo.agents.student import SimulatedStudent
 from tutorzoo.agents.tutor.builtin import SocraticTutor
 from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.protocols import PartialBatchError, TutorTurn
+from tutorzoo.envs.records import json_form
 from tutorzoo.eval.batch import run_batched
 from tutorzoo.eval.rollout import run_episode
 
@@ -25,7 +26,7 @@ SPECS = [
 
 
 def comparable(record: dict) -> str:
-    return json.dumps(record, sort_keys=True)
+    return json.dumps(json_form(record), sort_keys=True)
 
 
 def sequential(specs: list[EpisodeSpec]) -> list[dict]:

@@ -20,6 +20,7 @@ import pytest
 from rich.console import Console
 
 from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.records import json_form
 from tutorzoo.eval.play import DEFAULT_SUMMARY, PROMPT, TUTOR_NAME, annotation_line, main, play_episode
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -216,7 +217,7 @@ def test_same_spec_same_typing_same_record(protocol):
     lines = [*TURNS, "What do you notice about the right angle?"]
     a, screen_a = _play(lines, _spec(**protocol))
     b, screen_b = _play(lines, _spec(**protocol))
-    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    assert json.dumps(json_form(a), sort_keys=True) == json.dumps(json_form(b), sort_keys=True)
     assert screen_a == screen_b
     if protocol.get("max_turns") == 2:
         assert a["ended_by"] == "max_turns" and a["n_tutor_turns"] == 2
@@ -254,6 +255,6 @@ def test_play_record_scores_like_a_rollout(tmp_path):
     from tutorzoo.eval.score import score_file
 
     record, _ = _play([*TURNS, "/end"])
-    (tmp_path / "episodes.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    (tmp_path / "episodes.jsonl").write_text(json.dumps(json_form(record)) + "\n", encoding="utf-8")
     result = score_file(tmp_path / "episodes.jsonl", tmp_path)
     assert result["n_records"] == 1 and result["skipped"] == []

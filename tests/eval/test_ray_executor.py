@@ -15,6 +15,7 @@ import pytest
 from runner_fixtures import CRASH_SEED
 
 import tutorzoo.eval.executors as executors
+from tutorzoo.envs.records import json_form
 from tutorzoo.eval.leaderboard import build, write_report
 from tutorzoo.eval.runner import run_suite
 from tutorzoo.eval.suite import load_suite
@@ -30,7 +31,7 @@ def _metrics_bytes(result, out: Path) -> bytes:
 
 
 def _dumps(records: list[dict]) -> list[str]:
-    return [json.dumps(r, sort_keys=True) for r in records]
+    return [json.dumps(json_form(r), sort_keys=True) for r in records]
 
 
 @pytest.fixture(scope="module")

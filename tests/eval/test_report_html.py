@@ -20,6 +20,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
+from tutorzoo.envs.records import json_form
 from tutorzoo.eval.report_html import render_html, write_html_report  # noqa: E402
 from tutorzoo.eval.tracking import run_metadata  # noqa: E402
 
@@ -101,7 +102,7 @@ def small_run() -> list[dict]:
     math_specs = [s for s in specs if s.task_set == "math"]
     stem = next(s for s in specs if s.task_set == "stem")
     picked = [math_specs[0], next(s for s in math_specs if s.persona != math_specs[0].persona), stem]
-    return list(run_specs(picked, list(TUTORS), make_tutor, SimulatedStudent))
+    return [json_form(r) for r in run_specs(picked, list(TUTORS), make_tutor, SimulatedStudent)]
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from runner_fixtures import CRASH_SEED
 
 from tutorzoo.agents.tutor import make_tutor
 from tutorzoo.envs.errors import ConfigError, DatasetError
+from tutorzoo.envs.records import json_form
 from tutorzoo.eval.cli import main
 from tutorzoo.eval.kinds import KINDS, get_kind, kind_for
 from tutorzoo.eval.runner import read_records, run_suite
@@ -151,8 +152,8 @@ def test_parallel_workers_give_the_records_and_metrics_of_one(tmp_path):
     suite = load_suite("default")
     one = run_suite(suite, tmp_path / "one", limit=5, workers=1)
     two = run_suite(suite, tmp_path / "two", limit=5, workers=2)
-    dump = [json.dumps(r, sort_keys=True) for r in one.records]
-    assert dump == [json.dumps(r, sort_keys=True) for r in two.records]
+    dump = [json.dumps(json_form(r), sort_keys=True) for r in one.records]
+    assert dump == [json.dumps(json_form(r), sort_keys=True) for r in two.records]
     assert [r["tutor"] for r in two.records] == ["socratic"] * 5 + ["lecturer"] * 5 + ["random"] * 5
     assert one.failures["n_records_with_failures"] == 0
 

@@ -28,6 +28,7 @@ uvicorn = pytest.importorskip("uvicorn")
 from tutorzoo.agents.student import SimulatedStudent  # noqa: E402
 from tutorzoo.agents.tutor import make_tutor  # noqa: E402
 from tutorzoo.envs.config import EpisodeSpec  # noqa: E402
+from tutorzoo.envs.records import json_form  # noqa: E402
 from tutorzoo.envs.seeding import derive_seed  # noqa: E402
 from tutorzoo.eval.rollout import run_episode  # noqa: E402
 from tutorzoo.eval.serve import Ledger, SpecSource, build_app, outcome_of  # noqa: E402
@@ -122,7 +123,7 @@ def test_eight_concurrent_sessions_play_the_engines_episodes(tmp_path: Path) -> 
         local = run_episode(spec, make_tutor("socratic"), SimulatedStudent(spec.persona), "socratic")
         assert outcome == outcome_of(local)
         assert outcome.scored and outcome.learning_gain == local["learning_gain"] and outcome.reward == local["reward"]
-        assert json.dumps(served_records[seed], sort_keys=True) == json.dumps(local, sort_keys=True)
+        assert json.dumps(served_records[seed], sort_keys=True) == json.dumps(json_form(local), sort_keys=True)
 
 
 def test_one_session_more_than_the_limit_is_refused_with_the_fix() -> None:

@@ -18,6 +18,7 @@ from chat_server import ChatServer
 from doc_blocks import section_blocks
 
 from tutorzoo.envs.config import EpisodeSpec
+from tutorzoo.envs.records import json_form
 from tutorzoo.eval.rollout import run_episode
 from tutorzoo.eval.suite import load_suite
 from tutorzoo.rewards import load_rubric
@@ -94,7 +95,7 @@ def test_vf_eval_plays_suite_specs_to_the_harness_records(tmp_path: Path) -> Non
         assert EpisodeSpec.model_validate(record["spec"]) == spec
         expected = run_episode(spec, Scripted(), SimulatedStudent(spec.persona), "verifiers",
                                reward=load_rubric("default"))
-        assert json.dumps(record, sort_keys=True) == json.dumps(expected, sort_keys=True)
+        assert json.dumps(json_form(record), sort_keys=True) == json.dumps(json_form(expected), sort_keys=True)
         reward = trace["rewards"]["tutorzoo"]
         assert reward["score"] == expected["reward"] and reward["weight"] == 1.0
         assert trace["metrics"]["tutorzoo/learning_gain"] == expected["learning_gain"]

@@ -12,6 +12,7 @@ import pytest
 
 from tutorzoo.envs.config import EpisodeSpec
 from tutorzoo.envs.errors import ConfigError
+from tutorzoo.envs.records import json_form
 from tutorzoo.eval.rollout import run_episode
 from tutorzoo.rewards import load_rubric
 from tutorzoo.train.trl_env import (
@@ -75,7 +76,7 @@ def test_tools_give_the_harness_record_to_the_byte(spec: EpisodeSpec) -> None:
     assert "session is over" in env.end_session(SUMMARY)
     reward = env.get_reward()
     expected = _harness(spec, [*SAYS, f"{SUMMARY} [END]"])
-    assert json.dumps(env.record, sort_keys=True) == json.dumps(expected, sort_keys=True)
+    assert json.dumps(json_form(env.record), sort_keys=True) == json.dumps(json_form(expected), sort_keys=True)
     assert reward == expected["reward"] and env.record["learning_gain"] == expected["learning_gain"]
     assert env.record["ended_by"] == "end_marker" and env.record["n_tutor_turns"] == 3
     assert log.counts() == {"episodes": 1, "scored": 1, "failed": 0, "unfinished": 0}
@@ -283,7 +284,7 @@ def test_grpo_trainer_runs_two_steps_and_rewards_the_record(tmp_path: Path, monk
         spec = EpisodeSpec.model_validate(rec["spec"])
         replies = next(s for s in SCRIPTS if s[0] == opening)
         expected = _harness(spec, [*replies[:-1], f"{replies[-1]} [END]"])
-        assert json.dumps(rec, sort_keys=True) == json.dumps(expected, sort_keys=True)
+        assert json.dumps(json_form(rec), sort_keys=True) == json.dumps(json_form(expected), sort_keys=True)
     steps = [h for h in trainer.state.log_history if "reward" in h]
     assert len(steps) == 2
     for k, h in enumerate(steps):  # TRL's logged reward is the mean of the step's records (float32)
