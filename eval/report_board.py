@@ -14,6 +14,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tutorzoo.envs.records import LEARNING_GAIN
+
 
 def esc(value: Any) -> str:
     """HTML-escaped text; ``://`` written as ``&#58;//`` so that no URL, even one quoted from a record,
@@ -91,7 +93,7 @@ def metric_scale(board: Mapping, metric: str) -> float:
 
 
 def metric_unit(board: Mapping, metric: str) -> str:
-    return " (points)" if metric.startswith("learning_gain") and metric_scale(board, metric) == 100.0 else ""
+    return " (points)" if metric.startswith(LEARNING_GAIN) and metric_scale(board, metric) == 100.0 else ""
 
 
 def summary_cell(summary: Mapping | None, scale: float = 1.0) -> tuple[str, str]:

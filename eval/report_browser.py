@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tutorzoo.envs.records import LEARNING_GAIN
 from tutorzoo.eval.report_board import (
     failure_text,
     family_of,
@@ -97,7 +98,7 @@ def browser_data(records: Sequence[Mapping], families: Mapping[str, str]) -> dic
             entry["s"] = seed
         if is_episode(r):
             task = r.get("task") if isinstance(r.get("task"), Mapping) else {}
-            entry.update({"n": strings(task.get("title")), "g": round_finite(r.get("learning_gain")),
+            entry.update({"n": strings(task.get("title")), "g": round_finite(r.get(LEARNING_GAIN)),
                           "h": round_finite(r.get("learning_gain_same")), "a": round_finite(r.get("pretest_score")),
                           "b": round_finite(r.get("posttest_score")), "c": round_finite(r.get("posttest_same_score")),
                           "e": strings(r.get("ended_by")), "P": _tests(r.get("pretest"), strings),

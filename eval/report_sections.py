@@ -11,6 +11,7 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from tutorzoo.envs.records import LEARNING_GAIN
 from tutorzoo.eval.report_board import (
     board_columns,
     direction_arrow,
@@ -44,7 +45,7 @@ from tutorzoo.eval.tracking import scrub_secrets
 
 SID_PROFILE: tuple[str, ...] = ("SD", "SV", "IKT", "BP", "SC", "L3GR", "3C")
 # Metrics drawn as bars when a suite has them (besides its printed columns), in this order.
-HEADLINE: tuple[str, ...] = ("learning_gain", "learning_gain_same", "ALG", "ALG_same", "ACC_post", "ACC_post_same",
+HEADLINE: tuple[str, ...] = (LEARNING_GAIN, f"{LEARNING_GAIN}_same", "ALG", "ALG_same", "ACC_post", "ACC_post_same",
                              "PNIR", "PNIR_same", "TotalScore", "Success@5", "Telling@5", "reward")
 MAX_PANELS = 12
 
@@ -156,7 +157,7 @@ def gain_section(board: Mapping, records: Sequence[Mapping], families: Mapping[s
     by_persona: dict[tuple[str, str], list[float]] = {}
     persona_family: dict[str, str] = {}
     for r in records:
-        gain = finite_float(r.get("learning_gain"))
+        gain = finite_float(r.get(LEARNING_GAIN))
         if gain is None or not is_episode(r):
             continue
         persona = persona_label(r)
