@@ -137,7 +137,7 @@ transition (Corbett & Anderson, 1995).
 :math:`L_k \leftarrow L_k^0 + (L_k - L_k^0)(1 - F)` when :math:`L_k > L_k^0` (prior knowledge is not lost in
 minutes; fresh learning is fragile).
 
-Why one module of ~700 lines: the state, the answering rule, the response to an act, repair and forgetting are one
+Why one module of ~950 lines: the state, the answering rule, the response to an act, repair and forgetting are one
 system of equations whose constants interact (a repair's mastery bonus feeds the firing competition, the repeat
 decay and the expertise reversal scale the same learning step); they are documented together above and pinned
 together by ``tests/agents/test_student_equations.py``, and a split would scatter one model over files that each make
