@@ -39,7 +39,8 @@ zone *above* if :math:`g \ge 2`, *below* if :math:`g \le -2`, else *within* (the
   (named and not plain ``corrective_feedback``, or ``scenario_question`` / ``analogy`` on its KC) →
   ``repaired`` with :math:`p = 0.85` if the student has voiced it (in its last turn, earlier in the dialogue,
   or as a test answer) and the act names it (its own counterexample), else 0.3 (times :math:`0.6 + 0.4e`),
-  and :math:`L_k \mathrel{+}= 0.4 (1 - L_k)` (conceptual change brings understanding); read from content the
+  and :math:`L_k \mathrel{+}= 0.3 (1 - L_k)` (conceptual change brings understanding: about two worked examples'
+  worth, so that refutation beats exposition by a moderate margin, d ~ 0.4-0.6); read from content the
   chance is 0.85 when the counterexample answers what the student just showed (its last answer or turn), 0.3
   when the student said the idea earlier in the dialogue, 0.15 otherwise (a pre-test answer included), times
   :math:`0.75^r` (answering a showing) or :math:`0.5^r` (unsolicited) after :math:`r` earlier refutations of the
@@ -76,7 +77,7 @@ each linked KC :math:`j` the step :math:`(1 - L_j) \min(0.95, 0.8\, T_j\, \zeta 
 **Content, not labels.** In the env every act carries ``act.content`` (:mod:`tutorzoo.envs.content`): the component
 :math:`k` is the one the turn's *checked* content works on (``None``: off topic, whatever its cue words);
 question mode needs a gradeable question on :math:`k`, whose demand (recall 0, apply 1, explain 2, transfer 3)
-sets :math:`D`; explain mode needs a true statement on :math:`k` (two or more: a worked example, :math:`w` x2.4, the
+sets :math:`D`; explain mode needs a true statement on :math:`k` (two or more: a worked example, :math:`w` x3, the
 worked-example effect; Sweller & Cooper, 1985), and true steps on other components in the same turn teach those
 at half an explanation's weight;
 a turn with neither teaches nothing, and each false statement in a turn halves what its true content teaches
@@ -103,12 +104,12 @@ accuracy and learn less from one who erred (Koenig & Harris, 2005). A counterexa
 - *exposition competes with a held wrong rule* (refutation text beats plain exposition by d ~ 0.4-0.6 and
   exposition still beats nothing; Guzzetti et al., 1993; Tippett, 2010): a turn stating the right idea on
   :math:`k` (true statements that are not themselves refutations, nothing false) primes a cut
-  :math:`c = 0.5\,a\,(0.6 + 0.4e)` (:math:`a` the component's attention share above) of the strength
+  :math:`c = 0.8\,a\,(0.6 + 0.4e)` (:math:`a` the component's attention share above) of the strength
   :math:`s_m` of each active misconception of :math:`k`: a quarter of it at once (only what exceeds what is
   already primed: the same exposition again adds nothing), the rest when the student next works a question on
   :math:`k` (example-problem pairs, Sweller & Cooper, 1985; a question that only asks to recall what the same
   turn states is no such practice: it is answered from the sentence just read, not from memory); a right answer
-  there cuts :math:`s_m` by another 30% (the right rule gains strength by use); :math:`s_m \ge 0.35`. An active
+  there cuts :math:`s_m` by another 30% (the right rule gains strength by use); :math:`s_m \ge 0.15`. An active
   misconception fires on a test item with :math:`s_m` times its rate, so the right answer becomes more likely
   while the wrong rule is still held, and the weakened rule interferes less with learning there (:math:`\mu`);
   only a counterexample removes it;
@@ -190,7 +191,9 @@ P_REPAIR_EARLIER, P_REPAIR_BLIND = 0.3, 0.15
 SECONDARY = 0.5  # true steps on other components in the same turn teach them at half an explanation's weight
 COMPETITION = 0.4  # an active misconception fires with p (1 - 0.4 L) of its component (see _competing)
 MONOTONY = 0.01  # engagement lost per earlier repeat of the same move (up to four)
-REPAIR_BONUS, TRANSFER_BOOST, TRANSFER_LINKED = 0.4, 1.5, 0.8  # conceptual change brings understanding
+# conceptual change brings understanding (Posner et al., 1982), sized so that a refutation is worth about two
+# worked examples, not several: refutation beats plain exposition by d ~ 0.4-0.6 (Guzzetti et al., 1993)
+REPAIR_BONUS, TRANSFER_BOOST, TRANSFER_LINKED = 0.3, 1.5, 0.8
 P_RECALL, P_MEMORISE = 0.9, 0.95
 BOREDOM = 0.15
 W_SUMMARY = 0.3
@@ -199,9 +202,9 @@ COHERENCE_SWITCH = 0.6
 OFF_TOPIC_COST = 0.08
 PREFERENCE_BONUS = 1.15
 EXPERTISE_REVERSAL = 0.8  # explanation weight (1 - 0.8 L): a novice gains 5x what a near-master does
-# two or more true steps on the component: a worked example, worth 2.4 explanations to a novice (the
+# two or more true steps on the component: a worked example, worth three explanations to a novice (the
 # worked-example effect, Sweller & Cooper, 1985: novices who study worked examples solve faster and better)
-WORKED_EXAMPLE = 2.4
+WORKED_EXAMPLE = 3.0
 REPEAT_DECAY, REPEAT_FLOOR = 0.85, 0.5  # each repeat of the same move on a component keeps 85%, down to half
 TRANSFER_READY, TRANSFER_EARLY = 0.5, 0.6  # transfer pays from L >= 0.5; before that it distracts
 FALSE_CLAIM = 0.2  # a false statement on a component takes 20% of its mastery
@@ -222,9 +225,9 @@ UNSOLICITED_DECAY, SOLICITED_DECAY = 0.5, 0.75
 FOCUS = 2
 # exposition of the correct idea (Guzzetti et al., 1993; Tippett, 2010: refutation text beats plain exposition by
 # d ~ 0.4-0.6, exposition still beats nothing): each explained turn on a held misconception's component lowers
-# how often the wrong rule wins by 50% x attention x (0.6 + 0.4 e), down to 35% of its strength -- the right
+# how often the wrong rule wins by 80% x attention x (0.6 + 0.4 e), down to 15% of its strength -- the right
 # rule competes better (Siegler's overlapping waves); only a counterexample removes the wrong rule (repair)
-EXPOSITION, EXPOSITION_FLOOR = 0.5, 0.35
+EXPOSITION, EXPOSITION_FLOOR = 0.8, 0.15
 # a right answer on the component while the wrong rule is held: the right rule gains strength by use (Siegler)
 USE_CUT = 0.3
 # a held wrong rule interferes with learning on its component in proportion to how often it still wins: learning

@@ -83,11 +83,6 @@ def test_explain_then_ask_stays_below_socratic(results) -> None:
     assert d < -2 * se, (d, se)  # an adaptive tutor that also refutes teaches more
 
 
-# Open gap (issue 26): explain-then-ask keeps 0.49 of socratic's gain on this test's sample (0.61 on
-# benchmarks/reward_validity.py --seeds 4 --per-family 2); the exposition that would lift it past half lifts the
-# lecturer level with socratic on the educationq suite (tests/eval/test_mcq_ranking.py). strict: remove the marker
-# once it keeps half here too.
-@pytest.mark.xfail(strict=True, reason="open gap: explain-then-ask keeps just under half of socratic's gain here")
 def test_explain_then_ask_keeps_half_of_socratic(results) -> None:
     ask, soc = results["probe_explain_ask"][:, 0], results["socratic"][:, 0]
     assert ask.mean() >= 0.5 * soc.mean()
