@@ -107,12 +107,11 @@ accuracy and learn less from one who erred (Koenig & Harris, 2005). A counterexa
   :math:`c = 0.8\,a\,(0.6 + 0.4e)` (:math:`a` the component's attention share above) of the strength
   :math:`s_m` of each active misconception of :math:`k`: a quarter of it at once (only what exceeds what is
   already primed: the same exposition again adds nothing), the rest when the student next works a question on
-  :math:`k` (example-problem pairs, Sweller & Cooper, 1985; a question that only asks to recall what the same
-  turn states is no such practice: it is answered from the sentence just read, not from memory); a right answer
-  there cuts :math:`s_m` by another 30% (the right rule gains strength by use); :math:`s_m \ge 0.15`. An active
-  misconception fires on a test item with :math:`s_m` times its rate, so the right answer becomes more likely
-  while the wrong rule is still held, and the weakened rule interferes less with learning there (:math:`\mu`);
-  only a counterexample removes it;
+  :math:`k` (example-problem pairs, Sweller & Cooper, 1985); a right answer there cuts :math:`s_m` by another
+  30% (the right rule gains strength by use); :math:`s_m \ge 0.15`. An active misconception fires on a test
+  item with :math:`s_m` times its rate, so the right answer becomes more likely while the wrong rule is still
+  held, and the weakened rule interferes less with learning there (:math:`\mu`); only a counterexample removes
+  it;
 - *example-problem pairs* (Sweller & Cooper, 1985; Trafton & Reiser, 1993): a question on a component whose
   exposition is primed and not yet practised is solved as with a scaffold (success :math:`+ 0.4 (1 - p)`).
 
@@ -428,7 +427,6 @@ class TurnReading:
     focus: float  # ``kc``'s share of the turn's attention (1: its first idea or two came while the student attended)
     attention: dict[str, float] = field(default_factory=dict)  # per component, its true statements' attention
     shown_right: int = 0  # true statements on ``kc`` that state the right idea (not questions, not refutations)
-    echo: bool = False  # it asks only to recall what it states itself: answering is repeating, not practice
     reading: Reading | None = None
 
 
@@ -456,12 +454,9 @@ def read_turn(state: StudentState, act: TutorAct) -> TurnReading:
     # exposition is the right idea stated, not a refutation (a case against the wrong idea acts through repair)
     shown_right = sum(1 for c in reading.claims if c.kc == kc and c.verdict == "true" and not c.question
                       and not c.refutes)
-    # a question that only asks to recall what the same turn states is answered from the sentence just read, not
-    # from memory: no retrieval practice (Roediger & Karpicke, 2006), so it does not consolidate the exposition
-    echo = bool(asked) and shown_right > 0 and all(c.demand == "recall" for c in asked)
     return TurnReading(kc=kc, read=True, question=bool(asked), demand=demand - 1 if scaffold and demand else demand,
                        scaffold=scaffold, n_true=n_true, n_false=n_false, worked_example=n_true >= 2, focus=focus,
-                       attention=attention, shown_right=shown_right, echo=echo, reading=reading)
+                       attention=attention, shown_right=shown_right, reading=reading)
 
 
 def respond(state: StudentState, act: TutorAct, rng: np.random.Generator, chars: int = 0) -> Plan:
@@ -499,8 +494,7 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator, chars:
         _learn(state, act, turn, mode, w * max(REPEAT_FLOOR, REPEAT_DECAY ** repeats), zone, coherence, held, links,
                lk)
     if turn.read:
-        _expose(state, kc, held, 0 if turn.n_false else turn.shown_right, turn.focus,
-                mode == "question" and not turn.echo)
+        _expose(state, kc, held, 0 if turn.n_false else turn.shown_right, turn.focus, mode == "question")
     state.last_shown = plan.misconception if plan.cognition_state == "incorrect" else None
     if state.last_shown is not None:
         state.voiced.add(state.last_shown)

@@ -60,8 +60,7 @@ def test_own_words_teaching_beats_random(results, probe: str) -> None:
 
 # Open gap (issue 26): the own-words probes' math refutations are bare cases, which refute no misconception without
 # a stated contrast, and their math worked examples never reach some tested components; on this sample they keep
-# 0.45 and 0.39 of socratic's gain (0.48 and 0.41 on benchmarks/reward_validity.py --seeds 4 --per-family 2).
-# strict: the marker must go once they keep half.
+# 0.47 and 0.43 of socratic's gain (their stem turns 0.77-0.78). strict: the marker must go once they keep half.
 @pytest.mark.xfail(strict=True, reason="open gap: own-words controls keep just under half of socratic's gain")
 @pytest.mark.parametrize("probe", OWN_WORDS)
 def test_own_words_teaching_keeps_half_of_socratic(results, probe: str) -> None:
