@@ -39,8 +39,7 @@ zone *above* if :math:`g \ge 2`, *below* if :math:`g \le -2`, else *within* (the
   (named and not plain ``corrective_feedback``, or ``scenario_question`` / ``analogy`` on its KC) →
   ``repaired`` with :math:`p = 0.85` if the student has voiced it (in its last turn, earlier in the dialogue,
   or as a test answer) and the act names it (its own counterexample), else 0.3 (times :math:`0.6 + 0.4e`),
-  and :math:`L_k \mathrel{+}= 0.3 (1 - L_k)` (conceptual change brings understanding: about two worked examples'
-  worth, so that refutation beats exposition by a moderate margin, d ~ 0.4-0.6); read from content the
+  and :math:`L_k \mathrel{+}= 0.4 (1 - L_k)` (conceptual change brings understanding); read from content the
   chance is 0.85 when the counterexample answers what the student just showed (its last answer or turn), 0.3
   when the student said the idea earlier in the dialogue, 0.15 otherwise (a pre-test answer included), times
   :math:`0.75^r` (answering a showing) or :math:`0.5^r` (unsolicited) after :math:`r` earlier refutations of the
@@ -69,17 +68,15 @@ Learning on :math:`k` (an expected BKT transition :math:`L' = L + (1 - L) T`):
 another: building on the last turn is cheaper than setting up a new topic), :math:`\zeta` 1 within / 0.15
 above / 0.3 below, :math:`\rho` 1.15 when the act matches the persona's strategy preference, :math:`\phi` the
 prerequisite readiness (questions :math:`0.3 + 0.7 r`, telling :math:`0.6 + 0.4 r`, :math:`r = \min_{p} L_p`),
-:math:`\mu = 1 - 0.4 s_m` while a misconception of :math:`k` is active (:math:`s_m` its strength, see *Uptake*: 0.6
-untaught; a wrong rule that exposition has weakened interferes less). A transfer act (``trigger_transfer`` or
+:math:`\mu` 0.6 while a misconception of :math:`k` is active. A transfer act (``trigger_transfer`` or
 ``discipline_transfer``) whose disciplines include a link of :math:`k` multiplies :math:`w` by 1.5 and gives
 each linked KC :math:`j` the step :math:`(1 - L_j) \min(0.95, 0.8\, T_j\, \zeta (0.2 + 0.8e))`.
 
 **Content, not labels.** In the env every act carries ``act.content`` (:mod:`tutorzoo.envs.content`): the component
 :math:`k` is the one the turn's *checked* content works on (``None``: off topic, whatever its cue words);
 question mode needs a gradeable question on :math:`k`, whose demand (recall 0, apply 1, explain 2, transfer 3)
-sets :math:`D`; explain mode needs a true statement on :math:`k` (two or more: a worked example, :math:`w` x3, the
-worked-example effect; Sweller & Cooper, 1985), and true steps on other components in the same turn teach those
-at half an explanation's weight;
+sets :math:`D`; explain mode needs a true statement on :math:`k` (two or more: a worked example, :math:`w` x1.6),
+and true steps on other components in the same turn teach those at half an explanation's weight;
 a turn with neither teaches nothing, and each false statement in a turn halves what its true content teaches
 (the student cannot tell which part to trust), and makes the tutor less credible: every later learning step is
 scaled by a trust that each false statement multiplies by 0.8 (floor 0.3) — children track an informant's
@@ -104,16 +101,13 @@ accuracy and learn less from one who erred (Koenig & Harris, 2005). A counterexa
 - *exposition competes with a held wrong rule* (refutation text beats plain exposition by d ~ 0.4-0.6 and
   exposition still beats nothing; Guzzetti et al., 1993; Tippett, 2010): a turn stating the right idea on
   :math:`k` (true statements that are not themselves refutations, nothing false) primes a cut
-  :math:`c = 0.8\,a\,(0.6 + 0.4e)` (:math:`a` the component's attention share above) of the strength
+  :math:`c = 0.5\,a\,(0.6 + 0.4e)` (:math:`a` the component's attention share above) of the strength
   :math:`s_m` of each active misconception of :math:`k`: a quarter of it at once (only what exceeds what is
   already primed: the same exposition again adds nothing), the rest when the student next works a question on
   :math:`k` (example-problem pairs, Sweller & Cooper, 1985); a right answer there cuts :math:`s_m` by another
-  30% (the right rule gains strength by use); :math:`s_m \ge 0.15`. An active misconception fires on a test
+  30% (the right rule gains strength by use); :math:`s_m \ge 0.35`. An active misconception fires on a test
   item with :math:`s_m` times its rate, so the right answer becomes more likely while the wrong rule is still
-  held, and the weakened rule interferes less with learning there (:math:`\mu`); only a counterexample removes
-  it;
-- *example-problem pairs* (Sweller & Cooper, 1985; Trafton & Reiser, 1993): a question on a component whose
-  exposition is primed and not yet practised is solved as with a scaffold (success :math:`+ 0.4 (1 - p)`).
+  held; only a counterexample removes it.
 
 **Adaptivity** (each rule with its source and the size it reproduces): explanations weigh
 :math:`(1 - 0.8 L_k)` — the expertise-reversal effect (Kalyuga et al., 2003: worked examples help novices,
@@ -190,9 +184,7 @@ P_REPAIR_EARLIER, P_REPAIR_BLIND = 0.3, 0.15
 SECONDARY = 0.5  # true steps on other components in the same turn teach them at half an explanation's weight
 COMPETITION = 0.4  # an active misconception fires with p (1 - 0.4 L) of its component (see _competing)
 MONOTONY = 0.01  # engagement lost per earlier repeat of the same move (up to four)
-# conceptual change brings understanding (Posner et al., 1982), sized so that a refutation is worth about two
-# worked examples, not several: refutation beats plain exposition by d ~ 0.4-0.6 (Guzzetti et al., 1993)
-REPAIR_BONUS, TRANSFER_BOOST, TRANSFER_LINKED = 0.3, 1.5, 0.8
+REPAIR_BONUS, TRANSFER_BOOST, TRANSFER_LINKED = 0.4, 1.5, 0.8
 P_RECALL, P_MEMORISE = 0.9, 0.95
 BOREDOM = 0.15
 W_SUMMARY = 0.3
@@ -201,9 +193,7 @@ COHERENCE_SWITCH = 0.6
 OFF_TOPIC_COST = 0.08
 PREFERENCE_BONUS = 1.15
 EXPERTISE_REVERSAL = 0.8  # explanation weight (1 - 0.8 L): a novice gains 5x what a near-master does
-# two or more true steps on the component: a worked example, worth three explanations to a novice (the
-# worked-example effect, Sweller & Cooper, 1985: novices who study worked examples solve faster and better)
-WORKED_EXAMPLE = 3.0
+WORKED_EXAMPLE = 1.6  # two or more true steps on the component: a worked example
 REPEAT_DECAY, REPEAT_FLOOR = 0.85, 0.5  # each repeat of the same move on a component keeps 85%, down to half
 TRANSFER_READY, TRANSFER_EARLY = 0.5, 0.6  # transfer pays from L >= 0.5; before that it distracts
 FALSE_CLAIM = 0.2  # a false statement on a component takes 20% of its mastery
@@ -224,14 +214,13 @@ UNSOLICITED_DECAY, SOLICITED_DECAY = 0.5, 0.75
 FOCUS = 2
 # exposition of the correct idea (Guzzetti et al., 1993; Tippett, 2010: refutation text beats plain exposition by
 # d ~ 0.4-0.6, exposition still beats nothing): each explained turn on a held misconception's component lowers
-# how often the wrong rule wins by 80% x attention x (0.6 + 0.4 e), down to 15% of its strength -- the right
+# how often the wrong rule wins by 50% x attention x (0.6 + 0.4 e), down to 35% of its strength -- the right
 # rule competes better (Siegler's overlapping waves); only a counterexample removes the wrong rule (repair)
-EXPOSITION, EXPOSITION_FLOOR = 0.8, 0.15
+EXPOSITION, EXPOSITION_FLOOR = 0.5, 0.35
 # a right answer on the component while the wrong rule is held: the right rule gains strength by use (Siegler)
 USE_CUT = 0.3
-# a held wrong rule interferes with learning on its component in proportion to how often it still wins: learning
-# there is scaled by 1 - 0.4 s_m (0.6 untaught; the right idea once expounded interferes less; Siegler)
-INTERFERENCE = 0.4
+# a held wrong rule interferes with learning on its component: learning there is scaled by 0.6 (mu)
+INTERFERENCE = 0.6
 EXPOSED_NOW = 0.25  # the share of an exposition's cut that holds without practice (the rest waits for a question)
 # affect: encouragement lifts engagement by 0.3 (1 - e), multiplies anxiety by 0.85, raises confidence by 0.1 (1 - c)
 ENCOURAGE_LIFT, ENCOURAGE_CALM, ENCOURAGE_CONFIDENCE = 0.3, 0.85, 0.1
@@ -625,14 +614,11 @@ def _answer(state: StudentState, act: TutorAct, turn: TurnReading, zone: str, fi
 
 def _p_success(state: StudentState, act: TutorAct, turn: TurnReading, zone: str) -> float:
     """P(a right answer to the question): the BKT probability on its component, times the zone's factor, helped by
-    a scaffold (or a primed exposition: example-problem pairs) and by an answer given away."""
+    a scaffold and by an answer given away."""
     p, lk = state.persona, state.mastery[turn.kc]
     success = lk * (1.0 - _slip(state)) + (1.0 - lk) * p.guess
     success *= (1.0 - p.misread_rate) * ZONE_SUCCESS[zone]
-    # example-problem pairs (Sweller & Cooper, 1985; Trafton & Reiser, 1993): a question on a component whose
-    # exposition the student has just read (primed, not yet practised) is solved with that example in mind, as
-    # with a scaffold
-    if turn.scaffold or (turn.read and state.primed.get(turn.kc, 0.0) > 0.0):
+    if turn.scaffold:
         success += SCAFFOLD_BOOST * (1.0 - success)
     if act.reveals_answer:
         success += REVEAL_HELP * (1.0 - success)
@@ -699,8 +685,7 @@ def _learn(state: StudentState, act: TutorAct, turn: TurnReading, mode: str, w: 
     ready = min((state.mastery[q] for q in state.prerequisites[kc]), default=1.0)
     phi = (PHI_QUESTION + (1.0 - PHI_QUESTION) * ready) if mode == "question" else (0.6 + 0.4 * ready)
     rho = _preference(p.strategy_preference, act, mode)
-    mu = 1.0 - INTERFERENCE * max((state.strength.get(mid, 1.0) for mid in held
-                                   if state.status.get(mid) == ACTIVE), default=0.0)
+    mu = INTERFERENCE if any(state.status.get(mid) == ACTIVE for mid in held) else 1.0
     if links:
         if lk >= TRANSFER_READY:  # transfer builds on a base that is partly there; before that it confuses
             w *= TRANSFER_BOOST

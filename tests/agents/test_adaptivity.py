@@ -107,7 +107,7 @@ def test_no_fixed_act_out_teaches_socratic(episodes, act) -> None:
 
 # Open gap (issue 26): with bounded uptake (repeated unsolicited refutations weaken) and counterexamples that need a
 # stated contrast, the oracle's lead over these scenario-question acts shrinks to a tie in one persona family
-# (sid_state: -0.014 to -0.069). strict: the marker must go once the oracle is ahead again.
+# (sid_state: -0.017 +- 0.054). strict: the marker must go once the oracle is ahead again.
 ORACLE_TIES = {("check_understanding", "scenario_question", "L1"), ("trigger_transfer", "scenario_question", "L1"),
                ("introduce_concept", "scenario_question", "L2"), ("trigger_transfer", "scenario_question", "L3")}
 

@@ -187,7 +187,7 @@ def test_an_act_taken_at_its_labels_is_one_true_statement() -> None:
     other = student()
     respond(other, act(kc=MIX), NOTHING_HAPPENS)
     respond(other, said(Claim(MIX, "true"), Claim(MIX, "true")), NOTHING_HAPPENS)
-    assert other.mastery[MIX] == pytest.approx(bkt(lk, 0.85 * (1 - 0.8 * lk), 3.0), abs=1e-12)
+    assert other.mastery[MIX] == pytest.approx(bkt(lk, 0.85 * (1 - 0.8 * lk), 1.6), abs=1e-12)
 
 
 def test_monotony_never_takes_engagement_below_002() -> None:
@@ -326,7 +326,7 @@ def test_a_read_question_sets_the_demand(claim_demand, bloom: int, z: float) -> 
 # ------------------------------------------------------------------ what the turn says (content)
 @pytest.mark.parametrize(("claims", "intent", "expected"), [
     pytest.param((Claim(EQ, "true"),), "introduce_concept", bkt(0.5, 0.85 * 0.6), id="one-true-step"),
-    pytest.param((Claim(EQ, "true"), Claim(EQ, "true")), "introduce_concept", bkt(0.5, 0.85 * 0.6, 3.0),
+    pytest.param((Claim(EQ, "true"), Claim(EQ, "true")), "introduce_concept", bkt(0.5, 0.85 * 0.6, 1.6),
                  id="worked-example"),
     pytest.param((Claim(EQ, "unchecked"),), "introduce_concept", 0.5, id="nothing-true"),
     pytest.param((Claim(EQ, "true"),), "summarize", bkt(0.5, 0.85 * 0.6, 0.3), id="summary"),
@@ -515,7 +515,7 @@ def test_a_repair_brings_understanding_before_the_step() -> None:
     state.status["add_across"] = "active"
     respond(state, act(strategy="analogy", kc=ADD), Draws(0.999, 0.0))
     assert state.status["add_across"] == "repaired"
-    lk = 0.4 + 0.3 * (1 - 0.4)  # conceptual change, then the turn's own step with nothing held (mu 1)
+    lk = 0.4 + 0.4 * (1 - 0.4)  # conceptual change, then the turn's own step with nothing held (mu 1)
     assert state.mastery[ADD] == pytest.approx(bkt(lk, 0.85 * (1 - 0.8 * lk), 0.6, 0.6 + 0.4 * 0.5), abs=1e-12)
 
 

@@ -92,12 +92,12 @@ def test_exposition_weakens_a_held_wrong_rule_and_practice_consolidates_it() -> 
     base = _fires_on_test(state)
     respond(state, said(Claim(ADD, "true"), Claim(ADD, "true")), NOTHING_HAPPENS)  # a worked example on ADD
     assert state.status["add_across"] == "active"  # still held: only a counterexample repairs
-    assert state.strength["add_across"] == pytest.approx(1 - 0.8 * 0.25, abs=1e-12)  # a quarter of the cut at once
+    assert state.strength["add_across"] == pytest.approx(1 - 0.5 * 0.25, abs=1e-12)  # a quarter of the cut at once
     again = state.strength["add_across"]
     respond(state, said(Claim(ADD, "true"), Claim(ADD, "true")), NOTHING_HAPPENS)
     assert state.strength["add_across"] == pytest.approx(again, abs=1e-12)  # the same exposition adds nothing
     respond(state, said(Claim(ADD, "true", question=True, demand="apply")), NOTHING_HAPPENS)  # works a question
-    assert state.strength["add_across"] == pytest.approx(0.8 * (1 - 0.8 * 0.75), abs=1e-12)
+    assert state.strength["add_across"] == pytest.approx(0.875 * (1 - 0.5 * 0.75), abs=1e-12)
     after = _fires_on_test(state)
     assert after < 0.7 * base, (base, after)
 

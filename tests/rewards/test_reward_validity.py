@@ -58,9 +58,9 @@ def test_own_words_teaching_beats_random(results, probe: str) -> None:
     assert d > 2 * se, (d, se)
 
 
-# Open gap (issue 26): the own-words probes' math refutations are bare cases, which refute no misconception without
-# a stated contrast, and their math worked examples never reach some tested components; on this sample they keep
-# 0.47 and 0.43 of socratic's gain (their stem turns 0.77-0.78). strict: the marker must go once they keep half.
+# Open gap (issue 26): the own-words probes' math refutations are bare cases, which no longer refute a
+# misconception without a stated contrast; on this sample they keep 0.43-0.44 of socratic's gain (0.49 and 0.39 on
+# benchmarks/reward_validity.py --seeds 4 --per-family 2). strict: the marker must go once they keep half again.
 @pytest.mark.xfail(strict=True, reason="open gap: own-words controls keep just under half of socratic's gain")
 @pytest.mark.parametrize("probe", OWN_WORDS)
 def test_own_words_teaching_keeps_half_of_socratic(results, probe: str) -> None:
