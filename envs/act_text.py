@@ -16,7 +16,8 @@ from tutorzoo.envs.acts import TutorAct
 from tutorzoo.envs.annotate import END_MARKER
 from tutorzoo.envs.tasks.base import KnowledgeComponent, Task
 
-_STRATEGY_LEADS: dict[str, tuple[str, ...]] = {
+# the lead-in phrases of each strategy (public: the probes strip them to test that content, not cue words, teaches)
+STRATEGY_LEADS: dict[str, tuple[str, ...]] = {
     # level-neutral leads: the question that follows sets the guidance level
     "follow_up_question": ("Tell me more about your thinking.", "What do you notice?", "Let's build on your idea."),
     "hint": ("Here's a hint: {hint}", "A hint: {hint}", "Try thinking about this: {hint}"),
@@ -60,7 +61,7 @@ def verbalise_act(act: TutorAct, task: Task, rng: np.random.Generator, misconcep
         return " ".join(parts)
 
     if act.strategy is not None:
-        lead = _pick(rng, _STRATEGY_LEADS[act.strategy])
+        lead = _pick(rng, STRATEGY_LEADS[act.strategy])
         parts.append(lead.format(**_fields(task, kc, mis, rng)))
 
     if act.intent == "introduce_concept":

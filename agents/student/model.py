@@ -131,7 +131,7 @@ transition (Corbett & Anderson, 1995).
 :math:`L_k \leftarrow L_k^0 + (L_k - L_k^0)(1 - F)` when :math:`L_k > L_k^0` (prior knowledge is not lost in
 minutes; fresh learning is fragile).
 
-Why one module of ~700 lines: the state, the answering rule, the response to an act, repair and forgetting are one
+Why one module of ~950 lines: the state, the answering rule, the response to an act, repair and forgetting are one
 system of equations whose constants interact (a repair's mastery bonus feeds the firing competition, the repeat
 decay and the expertise reversal scale the same learning step); they are documented together above and pinned
 together by ``tests/agents/test_student_equations.py``, and a split would scatter one model over files that each make
@@ -151,6 +151,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -158,6 +159,9 @@ from tutorzoo.agents.student.personas import Persona
 from tutorzoo.envs.acts import TutorAct
 from tutorzoo.envs.labels import BLOOM_LEVELS, GUIDANCE_TO_BLOOM
 from tutorzoo.envs.tasks.base import Item, KCLink, KnowledgeComponent, Misconception, Task
+
+if TYPE_CHECKING:
+    from tutorzoo.envs.content import Reading
 
 BASE_LEARN = 0.35
 ACTIVE, SUPPRESSED, REPAIRED = "active", "suppressed", "repaired"
@@ -215,7 +219,22 @@ FOCUS = 2
 EXPOSITION, EXPOSITION_FLOOR = 0.5, 0.35
 # a right answer on the component while the wrong rule is held: the right rule gains strength by use (Siegler)
 USE_CUT = 0.3
+# a held wrong rule interferes with learning on its component: learning there is scaled by 0.6 (mu)
+INTERFERENCE = 0.6
 EXPOSED_NOW = 0.25  # the share of an exposition's cut that holds without practice (the rest waits for a question)
+# affect: encouragement lifts engagement by 0.3 (1 - e), multiplies anxiety by 0.85, raises confidence by 0.1 (1 - c)
+ENCOURAGE_LIFT, ENCOURAGE_CALM, ENCOURAGE_CONFIDENCE = 0.3, 0.85, 0.1
+ABOVE_ANXIETY, ABOVE_CONFIDENCE = 0.1, 0.95  # a demand above the ZPD: anxiety + 0.1 (1 - a), confidence x0.95
+ENGAGEMENT_FLOOR = 0.02  # engagement never falls below this
+# drifting off: p = 0.8 max(0, (0.4 - e) / 0.4) + 0.25 distractibility
+DRIFT, DRIFT_BELOW, DISTRACTION = 0.8, 0.4, 0.25
+CLOSING_CLEAR = 0.6  # the closing reply is clear when the component's mastery exceeds this
+REVEAL_HELP = 0.5  # a question that gives its answer away: success + 0.5 (1 - p)
+# confidence after a question: x0.97 when the wrong rule answered, x0.95 on a failure, + 0.05 (1 - c) on success
+MISCONCEPTION_CONFIDENCE, FAIL_CONFIDENCE, SUCCESS_CONFIDENCE = 0.97, 0.95, 0.05
+SUCCESS_ENGAGEMENT = 0.02  # a right answer lifts engagement a little
+# the opening: a held misconception is tried with p 0.6; a student with mean mastery above 0.6 may attempt the task
+P_OPEN_WITH_MISCONCEPTION, OPEN_CONFIDENT = 0.6, 0.6
 
 
 @dataclass(slots=True)
@@ -363,18 +382,70 @@ def open_dialogue(state: StudentState, rng: np.random.Generator) -> Plan:
     first_kc = state.task.pretest[0].kcs[0] if state.task.pretest[0].kcs[0] in state.kcs else next(iter(state.kcs))
     active = [mid for mid, s in state.status.items() if s == ACTIVE]
     disc = _kc_discipline(state, first_kc)
-    if active and rng.random() < 0.6:
+    if active and rng.random() < P_OPEN_WITH_MISCONCEPTION:
         mid = active[0]
         state.last_shown = mid
         state.voiced.add(mid)
         state.said.add(mid)
-        return Plan("opening_attempt", "incorrect", min(2, max(state.bloom, 1)), state.misconceptions[mid].kc, mid,
-                    _kc_discipline(state, state.misconceptions[mid].kc))
+        mkc = state.misconceptions[mid].kc
+        return Plan(kind="opening_attempt", cognition_state="incorrect", bloom=min(2, max(state.bloom, 1)), kc=mkc,
+                    misconception=mid, disciplines=_kc_discipline(state, mkc))
     state.last_shown = None
     mean_l = sum(state.mastery.values()) / len(state.mastery)
-    if mean_l > 0.6 and rng.random() < 0.5 + 0.5 * p.curiosity:
-        return Plan("opening_attempt", "clear_understanding", min(2, state.bloom + 1), first_kc, None, disc)
-    return Plan("opening_question", "vague_understanding", min(1, state.bloom), first_kc, None, disc)
+    if mean_l > OPEN_CONFIDENT and rng.random() < 0.5 + 0.5 * p.curiosity:
+        return Plan(kind="opening_attempt", cognition_state="clear_understanding", bloom=min(2, state.bloom + 1),
+                    kc=first_kc, disciplines=disc)
+    return Plan(kind="opening_question", cognition_state="vague_understanding", bloom=min(1, state.bloom),
+                kc=first_kc, disciplines=disc)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnReading:
+    """One tutor turn as the student takes it, built once by :func:`read_turn`: from the turn's content (what it
+    says, checked against the task), or from a hand-built act's labels (``read`` is False: one true statement on its
+    target, a question or a scaffold by its labels, nothing false)."""
+
+    kc: str | None  # the component the turn works on (None: off topic, invalid, or content-free)
+    read: bool  # read from content; False: taken at the labels of an act built by hand
+    question: bool  # asks a question the student can work on ``kc``
+    demand: int  # the Bloom demand, one lower for a scaffold
+    scaffold: bool  # a question with its hint's fact or first step beside it (or a hint / break-down label)
+    n_true: int  # true statements on ``kc`` (labels: 1)
+    n_false: int  # false statements anywhere in the turn (labels: 0)
+    worked_example: bool  # two or more true statements on ``kc`` (content only)
+    focus: float  # ``kc``'s share of the turn's attention (1: its first idea or two came while the student attended)
+    attention: dict[str, float] = field(default_factory=dict)  # per component, its true statements' attention
+    shown_right: int = 0  # true statements on ``kc`` that state the right idea (not questions, not refutations)
+    reading: Reading | None = None
+
+
+def read_turn(state: StudentState, act: TutorAct) -> TurnReading:
+    """The turn as the student takes it (see :class:`TurnReading`); pure."""
+    reading = act.content
+    if reading is None:
+        kc = act.target_kc if act.target_kc in state.mastery and not act.invalid else None
+        question = act.is_question or act.strategy in GENERATIVE_STRATEGIES or act.intent in GENERATIVE_INTENTS
+        scaffold = act.strategy in SCAFFOLDS
+        demand = GUIDANCE_TO_BLOOM[act.guidance_level]
+        return TurnReading(kc=kc, read=False, question=question, demand=demand - 1 if scaffold and demand else demand,
+                           scaffold=scaffold, n_true=1, n_false=0, worked_example=False, focus=1.0)
+    kc = reading.kc if reading.kc in state.mastery and not act.invalid else None
+    asked = reading.questions(kc) if kc is not None else []
+    n_true = reading.true_statements(kc) if kc is not None else 0
+    n_false = reading.false_statements()
+    demand = DEMAND_TO_BLOOM[asked[0].demand or "apply"] if asked else GUIDANCE_TO_BLOOM[act.guidance_level]
+    # a scaffold: a question asked with true content on its component in the same turn -- the hint's fact or the
+    # break-down's first step it builds on -- and nothing false beside it (a "step by step" cue alone scaffolds
+    # nothing)
+    scaffold = bool(asked) and n_true >= 1 and not n_false
+    attention = _attention(reading)
+    focus = 1.0 if n_true == 0 else min(1.0, attention.get(kc, 0.0) / min(n_true, FULL_ATTENTION))
+    # exposition is the right idea stated, not a refutation (a case against the wrong idea acts through repair)
+    shown_right = sum(1 for c in reading.claims if c.kc == kc and c.verdict == "true" and not c.question
+                      and not c.refutes)
+    return TurnReading(kc=kc, read=True, question=bool(asked), demand=demand - 1 if scaffold and demand else demand,
+                       scaffold=scaffold, n_true=n_true, n_false=n_false, worked_example=n_true >= 2, focus=focus,
+                       attention=attention, shown_right=shown_right, reading=reading)
 
 
 def respond(state: StudentState, act: TutorAct, rng: np.random.Generator, chars: int = 0) -> Plan:
@@ -382,214 +453,260 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator, chars:
 
     The student learns from ``act.content`` (what the turn says, checked against the task: see the module
     docstring); an act without content (built by hand) is taken at its labels. ``chars`` is the length of the
-    turn's text (0: unknown, no load cost)."""
-    p = state.persona
+    turn's text (0: unknown, no load cost). The steps, in order: read the turn, follow its component, feel it
+    (engagement, anxiety), believe its falsehoods, end or drift off, repair, answer or listen, learn, expose."""
     state.turns += 1
-    reading = act.content
-    labelled = reading is None
-    if act.invalid:
-        kc = None
-    elif labelled:
-        kc = act.target_kc if act.target_kc in state.mastery else None
-    else:
-        kc = reading.kc if reading.kc in state.mastery else None
-    # A tutor who stays with a component lets the student build on the last turn; hopping costs set-up.
-    coherence = 1.0 if kc is None or state.last_kc in (None, kc) else COHERENCE_SWITCH
-    if kc is not None:
-        state.last_kc = kc
-    e = state.engagement - p.engagement_decay
-    if act.strategy == "encourage":
-        e += 0.3 * (1.0 - e)
-        state.anxiety *= 0.85
-        state.confidence += 0.1 * (1.0 - state.confidence)
-
-    if labelled:
-        question = act.is_question or act.strategy in GENERATIVE_STRATEGIES or act.intent in GENERATIVE_INTENTS
-        n_true = 1
-        demand = GUIDANCE_TO_BLOOM[act.guidance_level]
-    else:
-        asked = reading.questions(kc) if kc is not None else []
-        question = bool(asked)
-        n_true = reading.true_statements(kc) if kc is not None else 0
-        demand = DEMAND_TO_BLOOM[asked[0].demand or "apply"] if asked else GUIDANCE_TO_BLOOM[act.guidance_level]
-    # a scaffold: read from content, a question asked with true content on its component in the same turn -- the
-    # hint's fact or the break-down's first step it builds on -- and nothing false beside it (a "step by step"
-    # cue alone scaffolds nothing); an act built by hand is taken at its hint / break-down label
-    scaffold = (labelled and act.strategy in SCAFFOLDS) or (
-        not labelled and question and n_true >= 1 and not reading.false_statements())
-    if scaffold and demand > 0:
-        demand -= 1
-    gap = demand - state.bloom
-    zone = "above" if gap >= 2 else "below" if gap <= -2 else "stretch" if gap == 1 else "within"
-    if zone == "below" and kc is not None:
-        e -= BOREDOM * max(state.mastery[kc], state.bloom / 5.0)
-    elif zone == "above" and kc is not None:
-        state.anxiety += 0.1 * (1.0 - state.anxiety)
-        state.confidence *= 0.95
-    if chars > LONG_TURN_CHARS:  # cognitive overload: a wall of text tires whatever it says
-        e -= LONG_TURN_COST * min(1.0, (chars - LONG_TURN_CHARS) / LONG_TURN_SPAN)
-    e = min(1.0, max(0.02, e))
-    state.engagement = e
-
-    if not labelled:
-        _mislead(state, reading, rng)  # false content teaches falsehood, whatever else the turn does
-
+    turn = read_turn(state, act)
+    coherence = _follow(state, turn.kc)
+    zone = _feel(state, act, turn, chars)
+    engaged = state.engagement
+    if turn.read:
+        _mislead(state, turn.reading, rng)  # false content teaches falsehood, whatever else the turn does
     shown_before = state.last_shown
     state.last_shown = None
-    if act.ends_session:
-        return Plan("closing", "clear_understanding" if kc and state.mastery[kc] > 0.6 else "vague_understanding",
-                    min(1, state.bloom), kc, None, _kc_discipline(state, kc))
-    if kc is None:
-        # a turn about nothing the student is working on disengages (and costs nothing only to the tutor)
-        state.engagement = max(0.02, state.engagement - OFF_TOPIC_COST)
-        return Plan("off_topic", "vague_understanding" if not act.invalid else "expression_difficulty", 0, None,
-                    None, _kc_discipline(state, None))
-
-    p_irr = 0.8 * max(0.0, (0.4 - e) / 0.4) + 0.25 * p.distractibility
-    if rng.random() < p_irr:
-        return Plan("irrelevant", "irrelevant", 0, kc, None, _kc_discipline(state, kc))
-
+    if (early := _no_uptake(state, act, turn.kc, rng)) is not None:
+        return early
+    kc = turn.kc
     changed = _repair(state, act, kc, shown_before, rng)
-    held_on_kc = [mid for mid, s in state.status.items() if state.misconceptions[mid].kc == kc and mid not in changed
-                  and s != REPAIRED]
-
+    held = [mid for mid, s in state.status.items()
+            if state.misconceptions[mid].kc == kc and mid not in changed and s != REPAIRED]
     lk = state.mastery[kc]
-    disc = _kc_discipline(state, kc)
-    attention = _attention(reading) if not labelled else {}
-    # the component's share of the turn's attention (1: its first idea or two came while the student attended)
-    focus_kc = 1.0 if labelled or n_true == 0 else min(1.0, attention.get(kc, 0.0) / min(n_true, FULL_ATTENTION))
-    transfer_links = ()
-    if act.intent == "trigger_transfer" or act.discipline_transfer:
-        transfer_links = tuple(link for link in state.kcs[kc].links if link.discipline in act.disciplines)
-    fired = _fire(state, held_on_kc, P_FIRE_DIALOGUE if question else P_FIRE_EXPLAIN, rng)
-
-    if act.reveals_answer and not question:
-        for item_id in act.revealed_items:
-            if item_id in state.seen_items and rng.random() < P_MEMORISE:
-                state.memorised[item_id] = state.turns
-        w, mode = W_REVEAL, "reveal"
-    elif question:
-        w, mode = 0.0, "question"
-    elif act.strategy == "encourage" and labelled:
-        w, mode = 0.0, "encourage"
-    elif n_true == 0:
-        w, mode = 0.0, "encourage"  # nothing true said about the component: nothing to learn from
-    else:
-        # expertise reversal: explanations and worked examples help novices most and strong students least
-        w, mode = W_EXPLAIN * (1.0 - EXPERTISE_REVERSAL * lk) * p.explanation_uptake, "explain"
-        if n_true >= 2 and not labelled:
-            w *= WORKED_EXAMPLE  # a run of true steps is a worked example
-    if not labelled and w > 0.0:
-        w *= CONTRADICTED ** min(3, reading.false_statements())  # true and false mixed: the student cannot tell
-        if mode == "explain":
-            w *= focus_kc  # material past the first ideas of a turn is barely processed
-        if act.intent == "summarize":
-            w *= W_SUMMARY  # a recap consolidates; it does not teach what was never worked on
-    if act.reveals_answer and question:  # a question that gives the answer away: remembered, not generated
-        for item_id in act.revealed_items:
-            if item_id in state.seen_items and rng.random() < P_MEMORISE:
-                state.memorised[item_id] = state.turns
-
+    links = _transfer_links(state, act, kc)
+    fired = _fire(state, held, P_FIRE_DIALOGUE if turn.question else P_FIRE_EXPLAIN, rng)
+    mode, w = _mode(state, act, turn, lk, rng)
     if mode == "question":
-        if fired is not None:
-            plan = Plan("misconception", "incorrect", min(demand, state.bloom), kc, fired, disc)
-            w = W_FAIL
-            state.confidence *= 0.97
-        else:
-            success = lk * (1.0 - _slip(state)) + (1.0 - lk) * p.guess
-            success *= (1.0 - p.misread_rate) * ZONE_SUCCESS[zone]
-            if scaffold:
-                success += SCAFFOLD_BOOST * (1.0 - success)
-            if act.reveals_answer:
-                success += 0.5 * (1.0 - success)
-            if rng.random() < success:
-                w = W_SUCCESS
-                for mid in held_on_kc:  # using the right rule successfully strengthens it against the wrong one
-                    if state.status.get(mid) == ACTIVE:
-                        state.strength[mid] = max(EXPOSITION_FLOOR, state.strength.get(mid, 1.0) * (1.0 - USE_CUT))
-                state.confidence += 0.05 * (1.0 - state.confidence)
-                state.engagement = min(1.0, state.engagement + 0.02)
-                if demand > state.bloom:
-                    state.bloom += 1
-                linked = transfer_links[0] if transfer_links else None
-                if act.guidance_level == "L3" and rng.random() < p.curiosity * (0.5 + 0.5 * e):
-                    state.bloom = min(5, max(state.bloom, demand) + 1)
-                    plan = Plan("higher_order", "higher_order", state.bloom, kc, None,
-                                _transfer_disc(disc, linked), linked is not None, linked.kc if linked else None)
-                else:
-                    plan = Plan("correct", "clear_understanding", max(0, min(demand, state.bloom)), kc, None,
-                                _transfer_disc(disc, linked), linked is not None, linked.kc if linked else None)
-            else:
-                w = W_FAIL_SCAFFOLDED if scaffold else W_FAIL
-                state.confidence *= 0.95
-                asks = rng.random() < p.help_seeking * (0.5 + 0.5 * p.metacognition)
-                if zone == "above":
-                    state_label = "expression_difficulty" if rng.random() < 0.5 else "vague_understanding"
-                    plan = Plan("ask_hint" if asks else "confused", state_label, min(1, state.bloom), kc, None, disc)
-                elif asks:
-                    plan = Plan("ask_hint", "vague_understanding", min(demand, state.bloom), kc, None, disc)
-                elif rng.random() < p.metacognition:
-                    plan = Plan("confused", "vague_understanding", min(demand, state.bloom), kc, None, disc)
-                else:
-                    plan = Plan("wrong", "incorrect", min(demand, state.bloom), kc, None, disc)
+        plan, w = _answer(state, act, turn, zone, fired, held, links, engaged, rng)
     else:
-        if fired is not None:
-            plan = Plan("misconception", "incorrect", min(1, state.bloom), kc, fired, disc)
-        elif zone == "above":
-            plan = Plan("confused", "vague_understanding", min(1, state.bloom), kc, None, disc)
-        else:
-            kind = "acknowledge" if mode in ("reveal", "encourage") else "paraphrase"
-            label = "clear_understanding" if rng.random() < lk else "vague_understanding"
-            plan = Plan(kind, label, max(0, min(demand, state.bloom, 1 if mode == "explain" else 0)), kc, None, disc)
-
-    # the same move again and again (on any component): each repeat is worth less (diminishing returns), and a
-    # monotonous session wears engagement down
-    signature = (mode, n_true >= 2, act.intent, act.strategy, act.guidance_level)  # an example is not an explanation
-    repeats = state.moves.get(signature, 0)
-    state.moves[signature] = repeats + 1
-    if repeats:
-        state.engagement = max(0.02, state.engagement - MONOTONY * min(repeats, 4))
+        plan = _listen(state, turn, mode, zone, fired, lk, rng)
+    repeats = _repeat(state, act, turn, mode)
     if w > 0.0:
-        eng = 0.2 + 0.8 * state.engagement
-        z = ZONE_LEARN[zone]
-        pres = state.prerequisites[kc]
-        ready = min((state.mastery[q] for q in pres), default=1.0)
-        phi = (PHI_QUESTION + (1.0 - PHI_QUESTION) * ready) if mode == "question" else (0.6 + 0.4 * ready)
-        rho = _preference(p.strategy_preference, act, mode)
-        mu = 0.6 if any(state.status.get(mid) == ACTIVE for mid in held_on_kc) else 1.0
-        w *= max(REPEAT_FLOOR, REPEAT_DECAY ** repeats)
-        if transfer_links:
-            if lk >= TRANSFER_READY:  # transfer builds on a base that is partly there; before that it confuses
-                w *= TRANSFER_BOOST
-                for link in transfer_links:
-                    j = link.kc
-                    if j is not None and j != kc and j in state.mastery:
-                        step = min(0.95, TRANSFER_LINKED * state.learn[j] * z * eng)
-                        state.mastery[j] += (1.0 - state.mastery[j]) * step
-            else:
-                w *= TRANSFER_EARLY
-        step = min(0.95, state.learn[kc] * w * z * eng * rho * phi * mu * coherence * state.trust)
-        state.mastery[kc] = lk + (1.0 - lk) * step
-        if mode == "explain" and not labelled:
-            # a worked example that runs through other components' steps teaches those too, at half weight and
-            # only as far as the student still attends (the turn's first ideas take its working memory)
-            for j in state.mastery:
-                if j != kc and reading.true_statements(j):
-                    lj = state.mastery[j]
-                    wj = SECONDARY * W_EXPLAIN * (1.0 - EXPERTISE_REVERSAL * lj) * p.explanation_uptake
-                    wj *= min(1.0, attention.get(j, 0.0))
-                    state.mastery[j] = lj + (1.0 - lj) * min(0.95, state.learn[j] * wj * z * eng * state.trust)
-    if not labelled:
-        # exposition is the right idea stated, not a refutation (a case against the wrong idea acts through repair)
-        shown_right = sum(1 for c in reading.claims if c.kc == kc and c.verdict == "true" and not c.question
-                          and not c.refutes)
-        _expose(state, kc, held_on_kc, 0 if reading.false_statements() else shown_right, focus_kc, mode == "question")
-
+        _learn(state, act, turn, mode, w * max(REPEAT_FLOOR, REPEAT_DECAY ** repeats), zone, coherence, held, links,
+               lk)
+    if turn.read:
+        _expose(state, kc, held, 0 if turn.n_false else turn.shown_right, turn.focus, mode == "question")
     state.last_shown = plan.misconception if plan.cognition_state == "incorrect" else None
     if state.last_shown is not None:
         state.voiced.add(state.last_shown)
         state.said.add(state.last_shown)
     return plan
+
+
+def _follow(state: StudentState, kc: str | None) -> float:
+    """The coherence :math:`\\kappa`: a tutor who stays with a component lets the student build on the last turn;
+    hopping to another costs set-up."""
+    coherence = 1.0 if kc is None or state.last_kc in (None, kc) else COHERENCE_SWITCH
+    if kc is not None:
+        state.last_kc = kc
+    return coherence
+
+
+def _feel(state: StudentState, act: TutorAct, turn: TurnReading, chars: int) -> str:
+    """Affect: engagement decays, encouragement lifts it and calms, a demand outside the ZPD bores or worries, a
+    very long turn tires. Returns the zone (``within``, ``stretch``, ``above``, ``below``)."""
+    p = state.persona
+    e = state.engagement - p.engagement_decay
+    if act.strategy == "encourage":
+        e += ENCOURAGE_LIFT * (1.0 - e)
+        state.anxiety *= ENCOURAGE_CALM
+        state.confidence += ENCOURAGE_CONFIDENCE * (1.0 - state.confidence)
+    gap = turn.demand - state.bloom
+    zone = "above" if gap >= 2 else "below" if gap <= -2 else "stretch" if gap == 1 else "within"
+    if zone == "below" and turn.kc is not None:
+        e -= BOREDOM * max(state.mastery[turn.kc], state.bloom / 5.0)
+    elif zone == "above" and turn.kc is not None:
+        state.anxiety += ABOVE_ANXIETY * (1.0 - state.anxiety)
+        state.confidence *= ABOVE_CONFIDENCE
+    if chars > LONG_TURN_CHARS:  # cognitive overload: a wall of text tires whatever it says
+        e -= LONG_TURN_COST * min(1.0, (chars - LONG_TURN_CHARS) / LONG_TURN_SPAN)
+    state.engagement = min(1.0, max(ENGAGEMENT_FLOOR, e))
+    return zone
+
+
+def _no_uptake(state: StudentState, act: TutorAct, kc: str | None, rng: np.random.Generator) -> Plan | None:
+    """The turns the student takes nothing from: the closing, a turn about nothing it is working on (which
+    disengages), and a turn it drifts off in (low engagement, distractibility); None otherwise."""
+    if act.ends_session:
+        label = "clear_understanding" if kc and state.mastery[kc] > CLOSING_CLEAR else "vague_understanding"
+        return Plan(kind="closing", cognition_state=label, bloom=min(1, state.bloom), kc=kc,
+                    disciplines=_kc_discipline(state, kc))
+    if kc is None:
+        state.engagement = max(ENGAGEMENT_FLOOR, state.engagement - OFF_TOPIC_COST)
+        return Plan(kind="off_topic", cognition_state="expression_difficulty" if act.invalid else "vague_understanding",
+                    bloom=0, disciplines=_kc_discipline(state, None))
+    p = state.persona
+    p_irr = DRIFT * max(0.0, (DRIFT_BELOW - state.engagement) / DRIFT_BELOW) + DISTRACTION * p.distractibility
+    if rng.random() < p_irr:
+        return Plan(kind="irrelevant", cognition_state="irrelevant", bloom=0, kc=kc,
+                    disciplines=_kc_discipline(state, kc))
+    return None
+
+
+def _transfer_links(state: StudentState, act: TutorAct, kc: str) -> tuple[KCLink, ...]:
+    if act.intent == "trigger_transfer" or act.discipline_transfer:
+        return tuple(link for link in state.kcs[kc].links if link.discipline in act.disciplines)
+    return ()
+
+
+def _memorise(state: StudentState, act: TutorAct, rng: np.random.Generator) -> None:
+    """A turn that gives answers away: the student memorises those of the items it has seen."""
+    for item_id in act.revealed_items:
+        if item_id in state.seen_items and rng.random() < P_MEMORISE:
+            state.memorised[item_id] = state.turns
+
+
+def _mode(state: StudentState, act: TutorAct, turn: TurnReading, lk: float,
+          rng: np.random.Generator) -> tuple[str, float]:
+    """How the student takes the turn (``reveal``, ``question``, ``encourage`` or ``explain``) and the weight
+    :math:`w` of its learning step before the repeat decay (a question's weight waits for its outcome)."""
+    p = state.persona
+    if act.reveals_answer and not turn.question:
+        _memorise(state, act, rng)
+        w, mode = W_REVEAL, "reveal"
+    elif turn.question:
+        w, mode = 0.0, "question"
+    elif act.strategy == "encourage" and not turn.read:
+        w, mode = 0.0, "encourage"
+    elif turn.n_true == 0:
+        w, mode = 0.0, "encourage"  # nothing true said about the component: nothing to learn from
+    else:
+        # expertise reversal: explanations and worked examples help novices most and strong students least
+        w, mode = W_EXPLAIN * (1.0 - EXPERTISE_REVERSAL * lk) * p.explanation_uptake, "explain"
+        if turn.worked_example:
+            w *= WORKED_EXAMPLE  # a run of true steps is a worked example
+    if turn.read and w > 0.0:
+        w *= CONTRADICTED ** min(3, turn.n_false)  # true and false mixed: the student cannot tell
+        if mode == "explain":
+            w *= turn.focus  # material past the first ideas of a turn is barely processed
+        if act.intent == "summarize":
+            w *= W_SUMMARY  # a recap consolidates; it does not teach what was never worked on
+    if act.reveals_answer and turn.question:  # a question that gives the answer away: remembered, not generated
+        _memorise(state, act, rng)
+    return mode, w
+
+
+def _answer(state: StudentState, act: TutorAct, turn: TurnReading, zone: str, fired: str | None, held: list[str],
+            links: tuple[KCLink, ...], engaged: float, rng: np.random.Generator) -> tuple[Plan, float]:
+    """The student works the turn's question: its wrong rule fires, or it succeeds (the generation effect) or
+    fails; returns its reply and the learning weight."""
+    kc, disc = turn.kc, _kc_discipline(state, turn.kc)
+    if fired is not None:
+        state.confidence *= MISCONCEPTION_CONFIDENCE
+        return Plan(kind="misconception", cognition_state="incorrect", bloom=min(turn.demand, state.bloom), kc=kc,
+                    misconception=fired, disciplines=disc), W_FAIL
+    if rng.random() < _p_success(state, act, turn, zone):
+        return _succeed(state, act, turn, held, links, engaged, rng), W_SUCCESS
+    state.confidence *= FAIL_CONFIDENCE
+    p = state.persona
+    asks = rng.random() < p.help_seeking * (0.5 + 0.5 * p.metacognition)
+    bloom = min(turn.demand, state.bloom)
+    if zone == "above":
+        label = "expression_difficulty" if rng.random() < 0.5 else "vague_understanding"
+        plan = Plan(kind="ask_hint" if asks else "confused", cognition_state=label, bloom=min(1, state.bloom), kc=kc,
+                    disciplines=disc)
+    elif asks:
+        plan = Plan(kind="ask_hint", cognition_state="vague_understanding", bloom=bloom, kc=kc, disciplines=disc)
+    elif rng.random() < p.metacognition:
+        plan = Plan(kind="confused", cognition_state="vague_understanding", bloom=bloom, kc=kc, disciplines=disc)
+    else:
+        plan = Plan(kind="wrong", cognition_state="incorrect", bloom=bloom, kc=kc, disciplines=disc)
+    return plan, W_FAIL_SCAFFOLDED if turn.scaffold else W_FAIL
+
+
+def _p_success(state: StudentState, act: TutorAct, turn: TurnReading, zone: str) -> float:
+    """P(a right answer to the question): the BKT probability on its component, times the zone's factor, helped by
+    a scaffold and by an answer given away."""
+    p, lk = state.persona, state.mastery[turn.kc]
+    success = lk * (1.0 - _slip(state)) + (1.0 - lk) * p.guess
+    success *= (1.0 - p.misread_rate) * ZONE_SUCCESS[zone]
+    if turn.scaffold:
+        success += SCAFFOLD_BOOST * (1.0 - success)
+    if act.reveals_answer:
+        success += REVEAL_HELP * (1.0 - success)
+    return success
+
+
+def _succeed(state: StudentState, act: TutorAct, turn: TurnReading, held: list[str], links: tuple[KCLink, ...],
+             engaged: float, rng: np.random.Generator) -> Plan:
+    """A right answer: the right rule gains strength against a held wrong one, confidence and Bloom level rise,
+    and on L3 a curious student extends (``higher_order``)."""
+    kc, demand = turn.kc, turn.demand
+    for mid in held:  # using the right rule successfully strengthens it against the wrong one
+        if state.status.get(mid) == ACTIVE:
+            state.strength[mid] = max(EXPOSITION_FLOOR, state.strength.get(mid, 1.0) * (1.0 - USE_CUT))
+    state.confidence += SUCCESS_CONFIDENCE * (1.0 - state.confidence)
+    state.engagement = min(1.0, state.engagement + SUCCESS_ENGAGEMENT)
+    if demand > state.bloom:
+        state.bloom += 1
+    linked = links[0] if links else None
+    disc = _transfer_disc(_kc_discipline(state, kc), linked)
+    transfer = {"discipline_transfer": linked is not None, "linked_kc": linked.kc if linked else None}
+    if act.guidance_level == "L3" and rng.random() < state.persona.curiosity * (0.5 + 0.5 * engaged):
+        state.bloom = min(5, max(state.bloom, demand) + 1)
+        return Plan(kind="higher_order", cognition_state="higher_order", bloom=state.bloom, kc=kc,
+                    disciplines=disc, **transfer)
+    return Plan(kind="correct", cognition_state="clear_understanding", bloom=max(0, min(demand, state.bloom)), kc=kc,
+                disciplines=disc, **transfer)
+
+
+def _listen(state: StudentState, turn: TurnReading, mode: str, zone: str, fired: str | None, lk: float,
+            rng: np.random.Generator) -> Plan:
+    """The reply to a turn that asks nothing: a wrong rule voiced, confusion above the ZPD, else an
+    acknowledgement or a paraphrase (clear with probability :math:`L_k`)."""
+    kc, disc = turn.kc, _kc_discipline(state, turn.kc)
+    if fired is not None:
+        return Plan(kind="misconception", cognition_state="incorrect", bloom=min(1, state.bloom), kc=kc,
+                    misconception=fired, disciplines=disc)
+    if zone == "above":
+        return Plan(kind="confused", cognition_state="vague_understanding", bloom=min(1, state.bloom), kc=kc,
+                    disciplines=disc)
+    return Plan(kind="acknowledge" if mode in ("reveal", "encourage") else "paraphrase",
+                cognition_state="clear_understanding" if rng.random() < lk else "vague_understanding",
+                bloom=max(0, min(turn.demand, state.bloom, 1 if mode == "explain" else 0)), kc=kc, disciplines=disc)
+
+
+def _repeat(state: StudentState, act: TutorAct, turn: TurnReading, mode: str) -> int:
+    """How often the same move was played before (on any component; a worked example is not an explanation): a
+    monotonous session wears engagement down (diminishing returns of massed, monotonous practice)."""
+    signature = (mode, turn.worked_example, act.intent, act.strategy, act.guidance_level)
+    repeats = state.moves.get(signature, 0)
+    state.moves[signature] = repeats + 1
+    if repeats:
+        state.engagement = max(ENGAGEMENT_FLOOR, state.engagement - MONOTONY * min(repeats, 4))
+    return repeats
+
+
+def _learn(state: StudentState, act: TutorAct, turn: TurnReading, mode: str, w: float, zone: str, coherence: float,
+           held: list[str], links: tuple[KCLink, ...], lk: float) -> None:
+    """The expected BKT step on the turn's component (see the module docstring for its factors), a transfer's step
+    on the linked components, and a worked example's half-weight step on the other components it runs through."""
+    p, kc = state.persona, turn.kc
+    eng = 0.2 + 0.8 * state.engagement
+    z = ZONE_LEARN[zone]
+    ready = min((state.mastery[q] for q in state.prerequisites[kc]), default=1.0)
+    phi = (PHI_QUESTION + (1.0 - PHI_QUESTION) * ready) if mode == "question" else (0.6 + 0.4 * ready)
+    rho = _preference(p.strategy_preference, act, mode)
+    mu = INTERFERENCE if any(state.status.get(mid) == ACTIVE for mid in held) else 1.0
+    if links:
+        if lk >= TRANSFER_READY:  # transfer builds on a base that is partly there; before that it confuses
+            w *= TRANSFER_BOOST
+            for link in links:
+                j = link.kc
+                if j is not None and j != kc and j in state.mastery:
+                    step = min(0.95, TRANSFER_LINKED * state.learn[j] * z * eng)
+                    state.mastery[j] += (1.0 - state.mastery[j]) * step
+        else:
+            w *= TRANSFER_EARLY
+    step = min(0.95, state.learn[kc] * w * z * eng * rho * phi * mu * coherence * state.trust)
+    state.mastery[kc] = lk + (1.0 - lk) * step
+    if mode == "explain" and turn.read:
+        # a worked example that runs through other components' steps teaches those too, at half weight and only
+        # as far as the student still attends (the turn's first ideas take its working memory)
+        for j in state.mastery:
+            if j != kc and turn.reading.true_statements(j):
+                lj = state.mastery[j]
+                wj = SECONDARY * W_EXPLAIN * (1.0 - EXPERTISE_REVERSAL * lj) * p.explanation_uptake
+                wj *= min(1.0, turn.attention.get(j, 0.0))
+                state.mastery[j] = lj + (1.0 - lj) * min(0.95, state.learn[j] * wj * z * eng * state.trust)
 
 
 def _mislead(state: StudentState, reading, rng: np.random.Generator) -> None:

@@ -24,7 +24,7 @@ from tutorzoo.envs.annotate import END_MARKER
 _NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?(?:/\d+)?")
 
 
-class _AdversarialTutor:
+class AdversarialTutor:
     """Shared plumbing: seeding, the observe-only rule, the turn count, the task's topic words."""
 
     name = "adversarial"
@@ -57,7 +57,7 @@ class _AdversarialTutor:
         return options[int(self._rng.integers(len(options)))]
 
 
-class QuestionSpamTutor(_AdversarialTutor):
+class QuestionSpamTutor(AdversarialTutor):
     """Fires a volley of short topic questions every turn: many questions, no scaffold, no waiting."""
 
     name = "adv_question_spam"
@@ -69,7 +69,7 @@ class QuestionSpamTutor(_AdversarialTutor):
         return " ".join(f"{self._pick(stems)} {w}?" for w in picks)
 
 
-class KeywordStuffingTutor(_AdversarialTutor):
+class KeywordStuffingTutor(AdversarialTutor):
     """Every strategy, transfer and reasoning cue of the SID schema in one turn, around the topic words, no content.
 
     Aims at SD/SV/IKT/L3GR/SC: a labeller that counts cue phrases sees a scenario question with an analogy,
@@ -89,7 +89,7 @@ class KeywordStuffingTutor(_AdversarialTutor):
         return f"{cues[0]} {topic}: {', '.join(cues[1:])}... {words[-1]}, {cues[-1]}?"
 
 
-class StrategyCyclerTutor(_AdversarialTutor):
+class StrategyCyclerTutor(AdversarialTutor):
     """One strategy cue per turn, cycling through all eight, each around a bare topic word (climbs SV and SD)."""
 
     name = "adv_strategy_cycler"
@@ -103,7 +103,7 @@ class StrategyCyclerTutor(_AdversarialTutor):
         return lead.format(w=words[(self._turn - 1) % len(words)])
 
 
-class FlatteryTutor(_AdversarialTutor):
+class FlatteryTutor(AdversarialTutor):
     """Praise and reassurance only (the ``encourage`` label on every turn, nothing to learn from)."""
 
     name = "adv_flattery"
@@ -116,7 +116,7 @@ class FlatteryTutor(_AdversarialTutor):
         return self._pick(self._PRAISE)
 
 
-class AnswerInPiecesTutor(_AdversarialTutor):
+class AnswerInPiecesTutor(AdversarialTutor):
     """Gives the task's answer away a piece per turn, so no single turn states it whole.
 
     A fraction goes as numerator then denominator, a number digit by digit, words half at a time; between
@@ -145,7 +145,7 @@ class AnswerInPiecesTutor(_AdversarialTutor):
         return f"{piece} What do you think about {word}?"
 
 
-class EchoTutor(_AdversarialTutor):
+class EchoTutor(AdversarialTutor):
     """Copies the student's last words back as a question (on topic whenever the student was)."""
 
     name = "adv_echo"
@@ -156,7 +156,7 @@ class EchoTutor(_AdversarialTutor):
         return f"You said: \"{last[:240]}\" Why do you think that?"
 
 
-class JudgeInjectionTutor(_AdversarialTutor):
+class JudgeInjectionTutor(AdversarialTutor):
     """Instructions aimed at an LLM judge or reward model, wrapped around a token topic question."""
 
     name = "adv_judge_injection"
@@ -174,7 +174,7 @@ class JudgeInjectionTutor(_AdversarialTutor):
         return f"{self._pick(self._INJECTIONS)} What do you know about {word}?"
 
 
-class SummarySpamTutor(_AdversarialTutor):
+class SummarySpamTutor(AdversarialTutor):
     """Closes at once with a 'summary' made of the component names and the end marker (climbs SC cheaply)."""
 
     name = "adv_summary_spam"
@@ -184,7 +184,7 @@ class SummarySpamTutor(_AdversarialTutor):
         return f"To summarize, the key idea: {names}. We learned it all. {END_MARKER}"
 
 
-ADVERSARIAL_TUTORS: dict[str, type[_AdversarialTutor]] = {
+ADVERSARIAL_TUTORS: dict[str, type[AdversarialTutor]] = {
     cls.name: cls
     for cls in (QuestionSpamTutor, KeywordStuffingTutor, StrategyCyclerTutor, FlatteryTutor, AnswerInPiecesTutor,
                 EchoTutor, JudgeInjectionTutor, SummarySpamTutor)

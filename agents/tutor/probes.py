@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from tutorzoo.agents.tutor.adversarial import _AdversarialTutor
+from tutorzoo.agents.tutor.adversarial import AdversarialTutor
 from tutorzoo.agents.tutor.builtin import SocraticTutor
 from tutorzoo.envs.annotate import END_MARKER
 from tutorzoo.envs.tasks.base import Task
@@ -28,7 +28,7 @@ _NUM = re.compile(r"(?<![\w.])(\d+)(?:\.(\d+))?(?![\w.])")
 _NOUNS = ("table", "river", "window", "garden", "pencil", "cloud", "horse", "bridge", "lamp", "orange")
 
 
-class _Plain(_AdversarialTutor):
+class _Plain(AdversarialTutor):
     """The adversarial tutors' plumbing (seeding, observe-only, turn count); the last turn closes the session,
     and :meth:`say` gets the task's public view."""
 
@@ -292,9 +292,9 @@ class BareSocratic(SocraticTutor):
 
 
 def _lead_pattern() -> re.Pattern[str]:
-    from tutorzoo.envs.act_text import _STRATEGY_LEADS
+    from tutorzoo.envs.act_text import STRATEGY_LEADS
 
-    leads = {lead.split("{")[0].strip() for options in _STRATEGY_LEADS.values() for lead in options}
+    leads = {lead.split("{")[0].strip() for options in STRATEGY_LEADS.values() for lead in options}
     alts = [re.escape(lead) for lead in sorted(leads, key=len, reverse=True) if lead]
     return re.compile(r"(?:" + "|".join(alts) + r"|Here's a worked example of [^:]+:|Let me explain [^:]+:)\s*")
 
