@@ -44,15 +44,15 @@ from functools import lru_cache
 from pathlib import Path
 
 from tutorzoo.envs.errors import DatasetError
-from tutorzoo.envs.grading import (
+from tutorzoo.envs.grading import normalise_text
+from tutorzoo.envs.jsonl import json_object_line
+from tutorzoo.envs.reading.numbers import (
     NumberMention,
     normalise_math,
-    normalise_text,
     number_mentions,
     parse_quantity,
     same_number,
 )
-from tutorzoo.envs.jsonl import json_object_line
 
 __all__ = ["KINDS", "AnswerKey", "LeakReport", "evaluate", "find_leaks", "main"]
 

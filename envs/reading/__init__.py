@@ -78,12 +78,40 @@ Example::
 
 from __future__ import annotations
 
-from tutorzoo.envs.reading.claims import DEMANDS, EMPTY, FALSE, TRUE, UNCHECKED, Claim, Reading, with_reading
-from tutorzoo.envs.reading.expressions import Node, evaluate, parse
-from tutorzoo.envs.reading.normalise import normalise, sentences
-from tutorzoo.envs.reading.operations import KC_OPERATIONS, operations
-from tutorzoo.envs.reading.reader import ContentReader
-from tutorzoo.envs.reading.wrong_rules import WRONG_RULES
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# public name -> the module that defines it, imported on first use: the grader and the leak detector import
+# :mod:`~tutorzoo.envs.reading.numbers` without loading the reader
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(("DEMANDS", "EMPTY", "FALSE", "TRUE", "UNCHECKED", "Claim", "Reading", "with_reading"), "claims"),
+    **dict.fromkeys(("Node", "evaluate", "parse"), "expressions"),
+    **dict.fromkeys(("normalise", "sentences"), "normalise"),
+    **dict.fromkeys(("KC_OPERATIONS", "operations"), "operations"),
+    "ContentReader": "reader",
+    "WRONG_RULES": "wrong_rules",
+}
+
+if TYPE_CHECKING:
+    from tutorzoo.envs.reading.claims import DEMANDS, EMPTY, FALSE, TRUE, UNCHECKED, Claim, Reading, with_reading
+    from tutorzoo.envs.reading.expressions import Node, evaluate, parse
+    from tutorzoo.envs.reading.normalise import normalise, sentences
+    from tutorzoo.envs.reading.operations import KC_OPERATIONS, operations
+    from tutorzoo.envs.reading.reader import ContentReader
+    from tutorzoo.envs.reading.wrong_rules import WRONG_RULES
 
 __all__ = ["DEMANDS", "EMPTY", "FALSE", "KC_OPERATIONS", "TRUE", "UNCHECKED", "WRONG_RULES", "Claim", "ContentReader",
            "Node", "Reading", "evaluate", "normalise", "operations", "parse", "sentences", "with_reading"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
