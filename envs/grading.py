@@ -19,7 +19,9 @@ dropped the sign of a percent question) but ``equivalent("75%", "75")`` is false
 
 Numbers are read by :mod:`tutorzoo.envs.reading.numbers` (digits, fractions, mixed numbers, percents, LaTeX, number
 words), the one number parser the content reader, the leak detector and the student's words share; its public names
-are re-exported here for the grader's callers.
+are re-exported here for the grader's callers. Equivalence is exact :class:`~fractions.Fraction` equality, not
+math-verify's ``verify``: that one rounds (``1/3`` and ``0.333333`` verify as equal) and reads a percent both ways
+(``75%`` and ``75``), both against the contract above.
 
 Example::
 

@@ -57,13 +57,16 @@ not content. :attr:`Reading.kc` is the component the turn works on (most true co
 
 The package's modules, each one job, in the order a turn passes through them:
 
-- :mod:`~tutorzoo.envs.reading.numbers` — number words, ordinals, vulgar fractions and units as values;
+- :mod:`~tutorzoo.envs.reading.numbers` — numbers in text (digits, fractions, percents, LaTeX, number words: the
+  tree's one table of them), shared with the grader, the leak detector and the student's words;
+- :mod:`~tutorzoo.envs.reading.units` — the units a quantity may carry, with exact factors;
 - :mod:`~tutorzoo.envs.reading.normalise` — sentences, and each sentence as math-friendly text;
 - :mod:`~tutorzoo.envs.reading.expressions` — the expression tree, its parser and exact evaluation;
 - :mod:`~tutorzoo.envs.reading.chains` — the relation chains of a sentence, blanks, equations, steps said in words;
 - :mod:`~tutorzoo.envs.reading.operations` — the computations a relation performs, per KC (:data:`KC_OPERATIONS`);
 - :mod:`~tutorzoo.envs.reading.wrong_rules` — the misconceptions' computable wrong rules (:data:`WRONG_RULES`);
 - :mod:`~tutorzoo.envs.reading.propositions` — the stemmer, word order and polarity of curriculum propositions;
+- :mod:`~tutorzoo.envs.reading.matcher` — which proposition a sentence states, and the claim that makes;
 - :mod:`~tutorzoo.envs.reading.frames` — who asserts what: denials, retractions, reported speech, warnings;
 - :mod:`~tutorzoo.envs.reading.material` — a task's reading material, shared by readers of the same texts;
 - :mod:`~tutorzoo.envs.reading.claims` — :class:`Claim` and :class:`Reading`, what a reading returns;

@@ -22,7 +22,8 @@ from tutorzoo.envs.reading.expressions import (
     parse,
 )
 from tutorzoo.envs.reading.normalise import normalise, sentences
-from tutorzoo.envs.reading.numbers import ANY_DIGIT, UNIT_ALT, plain_number
+from tutorzoo.envs.reading.numbers import ANY_DIGIT, plain_number
+from tutorzoo.envs.reading.units import UNIT_ALT
 
 
 def continued(node: Node, carry: list) -> Node:

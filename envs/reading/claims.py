@@ -5,6 +5,7 @@ reading)."""
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, replace
 
 TRUE, FALSE, UNCHECKED = "true", "false", "unchecked"
@@ -115,3 +116,22 @@ def with_reading(act, reading: Reading):
 
 
 _COUNTER_LABELS = frozenset({"scenario_question", "analogy", "corrective_feedback"})
+
+
+_EXPLAIN_Q = re.compile(r"\b(?:why|explain|how do you know|how can you tell|justify|what makes|reason)\b", re.I)
+_TRANSFER_Q = re.compile(r"\b(?:what if|what would happen|predict|another|new|instead|would .* still|"
+                         r"how could|in general|always)\b", re.I)
+_RECALL_Q = re.compile(r"\b(?:what do we call|what is called|name the|what is the name|define|definition|"
+                       r"what does .* mean|remember)\b", re.I)
+
+
+def demand_of(text: str, math: bool) -> str:
+    """The cognitive demand (one of :data:`DEMANDS`) of a question: transfer, explain, else recall or apply (a
+    math question applies; "define" asks a lesson's recall)."""
+    if _TRANSFER_Q.search(text):
+        return "transfer"
+    if _EXPLAIN_Q.search(text):
+        return "explain"
+    if _RECALL_Q.search(text) and not math:
+        return "recall"
+    return "apply" if math else "recall"

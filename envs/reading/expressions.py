@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from tutorzoo.envs.reading.numbers import UNIT_ALT, UNITS
+from tutorzoo.envs.reading.units import UNIT_ALT, UNITS
 
 _TOKEN = re.compile(rf"\s*(?:(?P<num>\d+(?:\.\d+)?)(?:\s*(?P<unit>{UNIT_ALT})(?![a-z]))?|(?P<var>[a-z])(?![a-z])|"
                     rf"(?P<blank>□)(?:\s*(?P<bunit>{UNIT_ALT})(?![a-z]))?|(?P<op>[-+*/()]))", re.IGNORECASE)

@@ -16,12 +16,12 @@ from tutorzoo.envs.reading.numbers import (
     NUMBER_PHRASE,
     ORDINALS,
     ORDINALS_ALT,
-    UNIT_ALT,
     VULGAR,
     VULGAR_RE,
     word_number,
     written_vulgar,
 )
+from tutorzoo.envs.reading.units import UNIT_ALT
 
 # Each rewrite with the words or signs it needs (lower case): a rewrite runs only when one of them is in the text
 # (None: always). Most turns hold few of them, and normalising is on the env's hot path (every turn is read).

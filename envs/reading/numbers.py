@@ -1,16 +1,26 @@
 r"""Numbers in text, exactly: digits, decimals, fractions and mixed numbers, percents, LaTeX fractions, vulgar
-fractions (``½``), number words ("thirty-two", "three hundred and five", "five sixths", "seventeen point five"),
-and the units a quantity may carry. Values are :class:`fractions.Fraction`, never floats.
+fractions (``½``) and number words ("thirty-two", "three hundred and five", "five sixths", "seventeen point five");
+the units a quantity may carry are :mod:`~tutorzoo.envs.reading.units`'. Values are :class:`fractions.Fraction`,
+never floats.
 
 One table of number words serves the whole tree (:data:`CARDINALS`, :data:`SCALES`, :data:`DENOMINATORS`): the
 grader's and the leak detector's :func:`number_mentions` / :func:`parse_quantity`, the content reader's
 :data:`NUMBER_PHRASE` / :func:`word_number` and :data:`ORDINALS`, and the student verbaliser's
 :data:`NUMBER_WORDS` all derive their words from it.
 
-Libraries: the value of a number phrase in words is :func:`text_to_num.text2num`'s (exact on every phrase
-:data:`NUMBER_PHRASE` admits except the two below); the unit factors are :mod:`pint`'s (see :data:`UNITS`). Kept
-here because no library does it the way the grader's contract needs: where a number in words starts and ends in
-running text ("one" as a pronoun, "a third attempt" as an ordinal, "one and a half"), which text2num's
+Libraries, each where it is exact:
+
+- the value of a number phrase in words is :func:`text_to_num.text2num`'s (exact on every phrase
+  :data:`NUMBER_PHRASE` admits but the few with a "zero" after a scale, which read as the sum of their words);
+- one number written in LaTeX beyond the forms :data:`_NUMBER_RE` reads (``\frac{-3}{4}``, ``10^{2}``) is
+  :mod:`latex2sympy2_extended`'s (:func:`latex_value`, imported on first use: it loads sympy);
+- the unit factors of :data:`~tutorzoo.envs.reading.units.UNITS` are checked against :mod:`pint`'s exact
+  ``Fraction`` conversions by ``tests/envs/test_reading_numbers.py``, not computed by it at import: pint's import
+  and registry cost 0.4-1.5 s per process (with and without its disk cache, on a loaded or idle machine:
+  ``python benchmarks/reader_libraries.py``) for fourteen constant factors.
+
+Kept here because no library does it the way the grader's contract needs: where a number in words starts and ends
+in running text ("one" as a pronoun, "a third attempt" as an ordinal, "one and a half"), which text2num's
 ``alpha2digit`` does not decide (it writes "two thirds" as "two 3rds" and leaves "negative one" alone), and the
 digit forms' exact rules (``0.33`` is not ``1/3``, ``3x`` is no number, a percent keeps its sign).
 
@@ -40,12 +50,12 @@ __all__ = [
     "NUMBER_WORDS",
     "ORDINALS",
     "SCALES",
-    "UNITS",
     "VULGAR_FRACTIONS",
     "NumberMention",
     "normalise_math",
     "number_mentions",
     "parse_number",
+    "latex_value",
     "parse_quantity",
     "plain_number",
     "same_number",
@@ -427,7 +437,47 @@ def _parse(s: str) -> tuple[Fraction, bool] | None:
     words = _word_mentions(t, bare_one=True)
     if words and words[0].start == 0 and _UNIT_TAIL_RE.fullmatch(t, words[0].end):
         return words[0].value, words[0].percent
+    if "\\" in t or "^" in t:
+        value = latex_value(t)
+        if value is not None:
+            return value, False
     return None
+
+
+_LATEX_MAX = 200  # longer than any number written in LaTeX: no parse of a whole paragraph
+# a plus or minus after an operand: "\frac{1}{2} + \frac{1}{4}" is a computation, not the number it makes (a sign
+# before a number, "-\frac{3}{4}", "10^{-1}", is part of it)
+_BINARY_SIGN = re.compile(r"(?<=[\w}).])\s*[-+−]")
+
+
+@lru_cache(maxsize=4096)
+def latex_value(latex: str) -> Fraction | None:
+    r"""The exact value of one number written in LaTeX beyond the forms :data:`_NUMBER_RE` reads (``\frac{-3}{4}``,
+    ``\left(\frac{3}{4}\right)``, ``3\times 10^{2}``, ``2^{-1}``, ``\sqrt{4}``), read by
+    :mod:`latex2sympy2_extended` (imported on first use: it loads sympy); ``None`` when it is not one rational
+    number: a sum or difference left to compute, an unknown, a decimal (sympy reads it as a float, which is not
+    exact), an irrational value, a percent (read by :data:`_NUMBER_RE`), or LaTeX the library cannot parse.
+
+    Example::
+
+        >>> latex_value("\\frac{-3}{4}"), latex_value("3 \\times 10^{2}"), latex_value("\\frac{1}{2} + \\frac{1}{4}")
+        (Fraction(-3, 4), Fraction(300, 1), None)
+    """
+    if len(latex) > _LATEX_MAX or "%" in latex or _BINARY_SIGN.search(latex):
+        return None
+    import sympy
+    from latex2sympy2_extended import latex2sympy
+
+    try:
+        expr = latex2sympy(latex)
+    except Exception:  # the library raises a bare Exception on LaTeX it cannot parse
+        return None
+    if not isinstance(expr, sympy.Expr) or expr.free_symbols or expr.atoms(sympy.Float):
+        return None
+    value = expr.doit()
+    if not value.is_Rational:
+        return None
+    return Fraction(int(value.p), int(value.q))
 
 
 def parse_quantity(s: str) -> tuple[Fraction, bool] | None:
@@ -524,28 +574,8 @@ _A_HUNDRED = re.compile(r"\ba hundred\b")  # text2num reads "one hundred", not "
 
 
 
-# --- units -----------------------------------------------------------------------------------------------
+# --- digits --------------------------------------------------------------------------------------------
 
-UNITS: dict[str, tuple[str, Fraction]] = {}
-for _names, _dim, _factor in (
-    (("mm", "millimeter", "millimeters", "millimetre", "millimetres"), "length", Fraction(1, 1000)),
-    (("cm", "centimeter", "centimeters", "centimetre", "centimetres"), "length", Fraction(1, 100)),
-    (("m", "meter", "meters", "metre", "metres"), "length", Fraction(1)),
-    (("km", "kilometer", "kilometers", "kilometre", "kilometres"), "length", Fraction(1000)),
-    (("mg", "milligram", "milligrams"), "mass", Fraction(1, 1000)),
-    (("g", "gram", "grams"), "mass", Fraction(1)),
-    (("kg", "kilogram", "kilograms"), "mass", Fraction(1000)),
-    (("ml", "milliliter", "milliliters", "millilitre", "millilitres"), "volume", Fraction(1, 1000)),
-    (("l", "liter", "liters", "litre", "litres"), "volume", Fraction(1)),
-    (("s", "sec", "second", "seconds"), "time", Fraction(1)),
-    (("min", "mins", "minute", "minutes"), "time", Fraction(60)),
-    (("h", "hr", "hrs", "hour", "hours"), "time", Fraction(3600)),
-    (("km/h", "kph", "km per hour", "kilometers per hour", "kilometres per hour"), "speed", Fraction(1000, 3600)),
-    (("m/s", "meters per second", "metres per second"), "speed", Fraction(1)),
-):
-    for _n in _names:
-        UNITS[_n] = (_dim, _factor)
-UNIT_ALT = "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True))
 QUANTITY = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:/\d+)?(?![\w.])")
 DIGIT_RUN = re.compile(r"\d+")
 ANY_DIGIT = re.compile(r"\d")

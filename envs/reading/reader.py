@@ -10,10 +10,8 @@ Example::
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import re
-from collections import Counter
 from dataclasses import replace
 from fractions import Fraction
 
@@ -32,7 +30,7 @@ from tutorzoo.envs.reading.chains import (
     substituted,
     undone_and_checked,
 )
-from tutorzoo.envs.reading.claims import EMPTY, FALSE, TRUE, UNCHECKED, Claim, Reading
+from tutorzoo.envs.reading.claims import EMPTY, FALSE, TRUE, Claim, Reading, demand_of
 from tutorzoo.envs.reading.expressions import (
     REL,
     Lin,
@@ -57,6 +55,7 @@ from tutorzoo.envs.reading.frames import (
     negated_claim,
     quoted_claim,
 )
+from tutorzoo.envs.reading.matcher import match_proposition
 from tutorzoo.envs.reading.material import bounded, material_of
 from tutorzoo.envs.reading.normalise import (
     CONVERT_ASKED,
@@ -71,17 +70,7 @@ from tutorzoo.envs.reading.normalise import (
 from tutorzoo.envs.reading.numbers import ANY_DIGIT, DIGIT_RUN
 from tutorzoo.envs.reading.operations import operations
 from tutorzoo.envs.reading.propositions import (
-    NUMBERLESS,
-    ORDER_SHARE,
-    ORDER_TIE,
-    Proposition,
     content_stems,
-    flips,
-    in_order,
-    order_of,
-    polarity,
-    stated_numbers,
-    stem_order,
 )
 from tutorzoo.envs.reading.wrong_rules import (
     WRONG_RULES,
@@ -92,13 +81,6 @@ from tutorzoo.envs.reading.wrong_rules import (
     wrong_verdict,
 )
 from tutorzoo.envs.tasks.base import Task
-
-_EXPLAIN_Q = re.compile(r"\b(?:why|explain|how do you know|how can you tell|justify|what makes|reason)\b", re.I)
-_TRANSFER_Q = re.compile(r"\b(?:what if|what would happen|predict|another|new|instead|would .* still|"
-                         r"how could|in general|always)\b", re.I)
-_RECALL_Q = re.compile(r"\b(?:what do we call|what is called|name the|what is the name|define|definition|"
-                       r"what does .* mean|remember)\b", re.I)
-
 
 MAX_FRAMES = 8  # frames read inside one another: more is no sentence a tutor writes (and bounds the recursion)
 
@@ -235,7 +217,7 @@ class ContentReader:
                        and "x" in context and UNKNOWN_X.search(context) for i in idx):
                     for i in idx:
                         claims[i] = self._moved(claims[i], replace(claims[i], question=True,
-                                                                   demand=_demand(sent, math=True)))
+                                                                   demand=demand_of(sent, math=True)))
                     solving += list(idx)
                     before = 0
             if any(c.verdict == FALSE for c in math_claims) and (
@@ -404,7 +386,7 @@ class ContentReader:
         if a <= 0 or b <= 0:
             return []
         if asked:
-            return [Claim(kcs[0], TRUE, True, demand=_demand(raw, math=True))]
+            return [Claim(kcs[0], TRUE, True, demand=demand_of(raw, math=True))]
         if m.group(4) is None:
             return []
         c = int(m.group(4))
@@ -458,7 +440,7 @@ class ContentReader:
                 refutes.append(mid)
                 values[mid] = wrong_value(mid, rel, nodes, rule)
         # a false claim also exercises its component wrongly: keep the KC so mastery can fall
-        demand = _demand(raw, math=True) if question else None
+        demand = demand_of(raw, math=True) if question else None
         claim = Claim(kc, verdict, question, affirms, tuple(refutes), demand)
         if refutes:  # a candidate counterexample: the turn must state or ask for its contrast (:meth:`_contrasted`)
             self._pending[id(claim)] = (claim, values, question and len(nodes) == 2, written_tokens(nodes))
@@ -468,83 +450,10 @@ class ContentReader:
     def _facts(self, sent: str, asked: bool, framed: bool = False) -> list[Claim]:
         """The proposition ``sent`` states (memoised per material: it depends on the sentence's words alone)."""
         key = (self._mask(sent), asked, framed, self._names.pattern if self._names is not None else None)
-        return list(bounded(self._matched, key, lambda: tuple(self._match(sent, asked, framed)), 8192))
+        return list(bounded(self._matched, key, lambda: tuple(match_proposition(
+            sent, asked, framed, self.props, self._by_stem, self._topic, self._names)), 8192))
 
-    def _match(self, sent: str, asked: bool, framed: bool) -> list[Claim]:
-        if self._names is not None:  # a component's name names the topic; it says nothing about it
-            sent = self._names.sub(" ", sent)
-        plain = NUMBERLESS.sub(" ", sent)
-        stems, negs = content_stems(plain)
-        if len(stems) < 2:
-            return []
-        best: tuple[float, Proposition, float, float] | None = None
-        top: float | None = None  # the best score of any proposition, in order or not
-        substance = stems - self._topic  # what the sentence says beyond naming the topic
-        stems, said_sign = polarity(stems)
-        substance |= {st for st in stems if st[0] == "~"}  # a direction said is content
-        need = 2 if asked else 3
-        by_stem = self._by_stem
-        hits = Counter(itertools.chain.from_iterable(by_stem[st] for st in stems if st in by_stem))
-        for i in sorted(i for i, h in hits.items() if h >= need):  # in the propositions' order: ties as before
-            p = self.props[i]
-            if p.kind == "question" and not asked:
-                continue
-            hit = hits[i]
-            if hit < need or hit < 0.5 * len(p.stems) * (0.6 if asked else 1.0):
-                continue
-            # beyond naming the topic: two of its content words, or one in a close restatement of it
-            # (a curriculum question asked again nearly word for word is that question, even in the topic's words:
-            # "When converting L to mL, do you multiply or divide?")
-            beyond = len(substance & p.stems)
-            restated = asked and p.kind == "question" and hit >= 0.75 * len(p.stems) and hit >= 0.75 * len(stems)
-            if beyond < (1 if asked or hit >= 0.75 * len(p.stems) else 2) and not restated:
-                continue
-            # a belief stated outright wins over a fact or refutation that shares its words
-            # (stated: a negated belief does not outrank the refutation it matches)
-            bonus = (0.15 if (negs % 2 == 1) == p.negated else 0.0) if (p.kind == "belief" and not asked) \
-                else 0.01 if p.kind != "fact" else 0.0
-            # how much of the proposition the sentence states, then (ties) how much of the sentence it covers
-            score = hit / len(p.stems) + bonus + 0.3 * hit / len(stems)
-            if top is not None and score <= top - ORDER_TIE:
-                continue
-            # who does what to what: the proposition restated must come in its order; a sentence that restates one
-            # best but scrambled restates nothing, not some shorter proposition whose few words fell in order (an
-            # equal restatement in order, such as "b times a" for "a times b", still counts)
-            top = score if top is None else max(top, score)
-            # (a sentence made mostly of other words is a paraphrase in its own order: only one that is mostly the
-            # proposition's words, the way a scramble or a swap of roles is, must keep their order)
-            if (best is None or score > best[0]) and (
-                    hit < ORDER_SHARE * len(stems) or in_order(stem_order(plain), order_of(p.text))):
-                best = (score, p, hit / len(p.stems), hit / len(stems))
-        if best is None or best[0] <= top - ORDER_TIE:
-            return []
-        p = best[1]
-        negated = negs % 2 == 1
-        if asked and p.kind == "belief":  # a wrong idea asked back: no content
-            return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact", mentions=p.misconception)]
-        if asked:
-            return [Claim(p.kc, TRUE, True, None, (p.misconception,) if p.kind == "refutation" else (),
-                          _demand(sent, math=False), "fact")]
-        agrees = (negated == p.negated) != (flips(said_sign, dict(p.sign)) % 2 == 1)
-        said = stated_numbers(sent)
-        if p.numbers and len(said) == len(p.numbers) and not (said & p.numbers):
-            agrees = False  # the proposition restated with every quantity changed
-        # a contradiction is only read off a close match both ways (a longer sentence's "not" may be another clause's)
-        strong = best[2] >= 0.7 and best[3] > 0.6
-        if p.kind == "belief":
-            if framed or REPORTED.search(sent):  # the idea quoted, not asserted
-                return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact", mentions=p.misconception)]
-            if agrees:
-                return [Claim(p.kc, FALSE, False, p.misconception, (), None, "fact")]
-            # "heavy things do not always sink": the belief denied, a bare negation (no fact taught)
-            return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact", denies=p.misconception,
-                          mentions=p.misconception)]
-        if not agrees and not strong:
-            return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact")]
-        if p.kind == "refutation":
-            return [Claim(p.kc, TRUE if agrees else FALSE, False, None, (p.misconception,) if agrees else (),
-                          None, "fact")]
-        return [Claim(p.kc, TRUE if agrees else FALSE, False, None, (), None, "fact")]
+
 @functools.lru_cache(maxsize=1024)
 def _raw_words(raw: str) -> tuple[bool, bool]:
     """Whether a sentence says a percent, and a division sign (once per sentence, not per claim)."""
@@ -565,16 +474,6 @@ _PROMPT_BEFORE = re.compile(r"^\s*(?:now\s+)?(?:can you\s+)?(?:evaluate|simplify
                             r"^\s*(?:now\s+)?(?:can you\s+)?work (?:it|this|that) out\b|"
                             r"^\s*what (?:is|does) (?:it|that|this)(?: equal| come to| make)?\s*\?|"
                             r"^\s*what (?:do|would|will) you get\s*\?", re.IGNORECASE)
-
-
-def _demand(text: str, math: bool) -> str:
-    if _TRANSFER_Q.search(text):
-        return "transfer"
-    if _EXPLAIN_Q.search(text):
-        return "explain"
-    if _RECALL_Q.search(text) and not math:
-        return "recall"
-    return "apply" if math else "recall"
 
 
 _ASKS_UNKNOWN = re.compile(r"\b(?:what (?:goes|number goes|belongs) in the (?:blank|box)|"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tutorzoo.envs.grading import parse_number
-from tutorzoo.envs.reading import numbers
+from tutorzoo.envs.reading import numbers, units
 from tutorzoo.envs.reading.normalise import normalise
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,3 +88,58 @@ def test_text2num_agrees_with_the_sum_of_the_words_on_every_phrase_below_a_thous
             wrong[text] = numbers.word_number(m)
     assert not wrong
     assert len(cases) > 1800
+
+
+# (name, text, value): one number in LaTeX beyond the digit forms, read by latex2sympy2_extended; None where it
+# is not one rational number
+LATEX = [
+    ("negative-numerator", r"\frac{-3}{4}", Fraction(-3, 4)),
+    ("negative-denominator", r"\dfrac{3}{-4}", Fraction(-3, 4)),
+    ("left-right", r"\left(\frac{3}{4}\right)", Fraction(3, 4)),
+    ("scientific", r"3\times 10^{2}", Fraction(300)),
+    ("power", r"10^{2}", Fraction(100)),
+    ("negative-power", r"2^{-1}", Fraction(1, 2)),
+    ("root-of-a-square", r"\sqrt{4}", Fraction(2)),
+    ("sum-left-to-compute", r"\frac{1}{2}+\frac{1}{4}", None),
+    ("difference-left-to-compute", r"-\frac{1}{2}-\frac{1}{4}", None),
+    ("irrational", r"\sqrt{2}", None),
+    ("unknown", r"x^2", None),
+    ("float-inside", r"\frac{0.5}{2}", None),
+    ("division-by-zero", r"\frac{3}{0}", None),
+    ("pi", r"\pi", None),
+    ("unparseable", r"\frac{3}{", None),
+]
+
+
+@pytest.mark.parametrize(("text", "value"), [c[1:] for c in LATEX], ids=[c[0] for c in LATEX])
+def test_one_number_in_latex(text: str, value: Fraction | None) -> None:
+    assert parse_number(text) == value
+
+
+def test_a_number_the_digit_forms_read_never_reaches_latex2sympy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(numbers, "latex_value", lambda latex: pytest.fail(f"latex2sympy asked for {latex!r}"))
+    numbers._parse.cache_clear()
+    assert parse_number(r"\frac{3}{4}") == Fraction(3, 4)
+    assert parse_number("75%") == Fraction(3, 4)
+
+
+def test_unit_factors_are_pints_exact_conversions() -> None:
+    pint = pytest.importorskip("pint")
+    registry = pint.UnitRegistry(non_int_type=Fraction)
+    reference = {"length": "m", "mass": "g", "volume": "l", "time": "s", "speed": "m/s"}
+    got = {name: registry.Quantity(Fraction(1), name).to(reference[dim]).magnitude
+           for name, (dim, _factor) in units.UNITS.items()}
+    assert got == {name: factor for name, (_dim, factor) in units.UNITS.items()}
+    assert all(isinstance(v, Fraction) for v in got.values())
+
+
+def test_math_verify_is_not_the_graders_equivalence() -> None:
+    """Why :func:`~tutorzoo.envs.grading.equivalent` does not call math-verify: it rounds, and it reads a percent
+    both ways; the grader does neither."""
+    math_verify = pytest.importorskip("math_verify")
+    from tutorzoo.envs.grading import equivalent
+
+    assert math_verify.verify(math_verify.parse("1/3"), math_verify.parse("0.333333"))
+    assert not equivalent("0.333333", "1/3")
+    assert math_verify.verify(math_verify.parse("$75$"), math_verify.parse("$75\\%$"))
+    assert not equivalent("75%", "75")
