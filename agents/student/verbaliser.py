@@ -304,7 +304,8 @@ def _numbers(text: str) -> set[int | Fraction]:
     return set(_numbers_of(text))
 
 
-_DIGITS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:\s*/\s*(\d+))?(\s*%)?(?=s?(?![\w]))")  # 1970s too
+# 1970s too; "6.4 / 0.04" is two decimals divided, not 6.4 over a zero (no denominator runs into a decimal point)
+_DIGITS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:\s*/\s*(\d+)(?!\.\d))?(\s*%)?(?=s?(?![\w]))")
 _HAS_WORD_NUMBER = re.compile(r"(?<![A-Za-z])(?:" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) +
                               r")(?![A-Za-z])", re.IGNORECASE)
 

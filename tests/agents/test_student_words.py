@@ -378,3 +378,10 @@ def test_the_words_are_the_same_under_the_same_seed() -> None:
     first = [s.text for s in episodes("math", personas=["chatty"], seeds=[3])]
     again = [s.text for s in episodes("math", personas=["chatty"], seeds=[3])]
     assert first == again
+
+
+def test_a_decimal_divided_by_a_decimal_is_two_numbers_not_a_fraction_over_zero() -> None:
+    from tutorzoo.agents.student import verbaliser
+
+    stated = verbaliser._numbers("The biceps at 0.04 m must give 6.4 / 0.04 = 160 N.")
+    assert stated == {Fraction(1, 25), Fraction(32, 5), 160}
