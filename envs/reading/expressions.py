@@ -154,11 +154,13 @@ def evaluate(node: Node, rule: Callable[[Node], Fraction | None] | None = None) 
 
 
 def constant_of(node: Node) -> Fraction | None:
+    """The value of ``node`` when it is a number (no unknown), else ``None``."""
     v = evaluate(node)
     return v[1] if v is not None and v[0] == 0 else None
 
 
 def leaves_of(node: Node | None) -> Iterable[Node]:
+    """The numbers and unknowns of ``node``, left to right."""
     if node is None:
         return
     if node.op in ("num", "var"):
@@ -169,12 +171,14 @@ def leaves_of(node: Node | None) -> Iterable[Node]:
 
 
 def op_set(node: Node | None) -> set[str]:
+    """The binary operators ``node`` uses."""
     if node is None or node.op in ("num", "var"):
         return set()
     return {node.op} | op_set(node.left) | op_set(node.right)
 
 
 def is_fraction(node: Node) -> bool:
+    """``a/b`` with two whole numbers as written (``3/4``, not ``0.5/2``)."""
     return node.op == "/" and node.left.op == "num" and node.right.op == "num" and "." not in node.left.text + \
         node.right.text
 
@@ -189,10 +193,12 @@ def scaled_fraction(node: Node) -> bool:
 
 
 def is_decimal(node: Node) -> bool:
+    """A number written with a decimal point."""
     return node.op == "num" and "." in node.text
 
 
 def subtrees(node: Node | None) -> Iterable[Node]:
+    """``node`` and every sub-tree of it, outermost first."""
     if node is None:
         return
     yield node
@@ -201,9 +207,8 @@ def subtrees(node: Node | None) -> Iterable[Node]:
         yield from subtrees(node.right)
 
 
-# ---------------------------------------------------------------------------------------------- wrong rules
-
 def frac_parts(node: Node) -> tuple[Fraction, Fraction] | None:
+    """A fraction's numerator and denominator, else ``None``."""
     n = node
     if is_fraction(n):
         return n.left.value, n.right.value
@@ -211,15 +216,17 @@ def frac_parts(node: Node) -> tuple[Fraction, Fraction] | None:
 
 
 def decimal_places(node: Node) -> int:
+    """How many decimal places a number is written with."""
     return len(node.text.split(".")[1]) if "." in node.text else 0
 
 
-# ---------------------------------------------------------------------------------------------- the reader
-
+# the relation signs a chain joins its sides with
 REL = re.compile(r"(!=|<=|>=|=|<|>)")
 
 
 def check_relation(nodes: list[Node], rels: list[str], reference: Lin | None) -> tuple[bool | None, Lin | None]:
+    """The verdict on the chain ``nodes[0] rels[0] nodes[1] …`` (``None``: not checkable) and the solution of the
+    unknown it is checked against (``reference``, else the chain's own: an equation in x sets it)."""
     vals = [evaluate(n) for n in nodes]
     if any(v is None for v in vals):
         return None, reference
@@ -277,6 +284,7 @@ def written_tokens(nodes: list[Node]) -> frozenset[str]:
 
 
 def instance_of(t: Node | None, n: Node | None, bound: list[Fraction]) -> bool:
+    """Whether ``n`` is the tree ``t`` with one number for its unknown (bound in ``bound``)."""
     if t is None or n is None:
         return t is n
     if t.op == "var":

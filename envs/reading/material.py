@@ -47,6 +47,7 @@ def bounded(store: dict, key, build: Callable[[], object], limit: int):
 
 
 def material_of(task: Task) -> tuple:
+    """The reading material of ``task``, built once per distinct set of its texts."""
     return bounded(_MATERIAL, _fingerprint(task), lambda: _build_material(task), 1024)
 
 

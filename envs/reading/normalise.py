@@ -333,6 +333,7 @@ _SENT = re.compile(r"(?<=[.!?;])\s+|(?<=\S:)\s+|\n+")  # a ratio "3 : 4" stays w
 
 
 def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (a ratio "3 : 4" stays whole)."""
     return list(_sentences(text))
 
 
@@ -349,5 +350,6 @@ _MARKDOWN = re.compile(r"\*\*|(?<=[A-Za-z0-9])__(?!_)|(?<!_)__(?=[A-Za-z0-9])|"
 
 
 def plain_text(text: str) -> str:
+    """``text`` without the markdown an LLM writes (emphasis, headings, list bullets)."""
     return _MARKDOWN.sub(" ", text) if ("*" in text or "_" in text or "#" in text or "\n" in text
                                          or text.lstrip()[:1] in "-+•") else text

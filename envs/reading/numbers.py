@@ -535,6 +535,7 @@ VULGAR_RE = re.compile(r"(\d+)?\s*([" + "".join(VULGAR) + "])")
 
 
 def written_vulgar(m: re.Match) -> str:
+    """A vulgar fraction match (``1½``) written as arithmetic (`` (1 + 1/2)``)."""
     value = VULGAR[m.group(2)]
     n, d = value.numerator, value.denominator
     return f" ({m.group(1)} + {n}/{d})" if m.group(1) else f" ({n}/{d})"
@@ -584,6 +585,7 @@ _NO_DIGITS = str.maketrans("", "", "0123456789")
 
 @functools.lru_cache(maxsize=65536)  # a reader is built per episode; most of a math task's sentences recur
 def no_digits(text: str) -> str:
+    """``text`` with its digits removed (a math task's words, whatever its draw's numbers)."""
     return text.translate(_NO_DIGITS)
 
 

@@ -21,7 +21,6 @@ from tutorzoo.envs.reading.expressions import (
 )
 from tutorzoo.envs.reading.normalise import normalise, sentences
 
-# ---------------------------------------------------------------------------------------------- operations
 
 def operations(rel: str, sides: list[Node]) -> set[str]:
     """The computations a relation performs (the vocabulary of :data:`KC_OPERATIONS`)."""
@@ -102,6 +101,7 @@ def half_product(node: Node) -> bool:
 
 
 def is_perimeter(node: Node) -> bool:
+    """``2 × (a + b)``, ``2a + 2b`` or ``a + b + a + b``: the rectangle-perimeter computation."""
     ops = op_set(node)
     nums = [leaf.value for leaf in leaves_of(node)]
     if ops == {"+"} and len(nums) == 4 and sorted(nums)[0] == sorted(nums)[1] and sorted(nums)[2] == sorted(nums)[3]:

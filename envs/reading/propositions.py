@@ -54,8 +54,6 @@ def _propositions(kc: str, text: str, kind: str, mis: str | None, math: bool,
     return tuple(out)
 
 
-# ---------------------------------------------------------------------------------------------- propositions
-
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _NEG = frozenset("not no never nothing cannot can't don't doesn't isn't aren't won't wouldn't shouldn't didn't "
                  "without neither nor barely hardly scarcely".split())
@@ -109,6 +107,7 @@ _STEM_SYNONYMS = {
 
 @functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
+    """The stem of a lower-case word: its synonym's, with one suffix cut, then its stem synonym's."""
     w = _SYNONYMS.get(word, word)
     if w in _STOP or len(w) <= 3:
         return w
@@ -178,6 +177,7 @@ ORDER_TIE = 0.05  # a proposition in order scoring this close to the best restat
 ORDER_WORDS = 4  # fewer shared stems than this leave too few pairs to tell an order from chance
 @functools.lru_cache(maxsize=65536)
 def order_of(text: str) -> tuple[str, ...]:
+    """The stems of ``text`` in the order said (see :func:`stem_order`)."""
     return tuple(st for st, _n in stem_order(text))
 
 
@@ -244,6 +244,8 @@ def flips(said: dict[str, int], stated: dict[str, int]) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Proposition:
+    """One checkable sentence of the curriculum, as the stems it is made of, with its polarity and kind."""
+
     kc: str
     stems: frozenset[str]
     negated: bool

@@ -102,6 +102,7 @@ def _rule_minus_negative(node: Node) -> Fraction | None:
 
 
 def rule_no_regrouping(node: Node) -> Fraction | None:
+    """``no_regrouping``: a two-digit sum with the carried ten dropped (``27 + 15 = 32``)."""
     if node.op == "+" and node.left.op == "num" == node.right.op and "." not in node.left.text + node.right.text:
         a, b = int(node.left.value), int(node.right.value)
         if a >= 0 and b >= 0 and (a % 10 + b % 10) >= 10:
@@ -157,6 +158,7 @@ def _rule_percent_as_dollars(node: Node) -> Fraction | None:
 
 
 def pct_value(node: Node) -> Fraction | None:
+    """A percent written ``p/100`` as its fraction (``25/100`` -> 1/4), else ``None``."""
     if node.op == "/" and node.right.op == "num" and node.right.value == 100 and node.left.op == "num":
         return node.left.value / 100
     return None
