@@ -76,14 +76,14 @@ def match_proposition(sent: str, asked: bool, framed: bool, props: tuple[Proposi
         if (best is None or score > best[0]) and (
                 hit < ORDER_SHARE * len(stems) or in_order(stem_order(plain), order_of(p.text))):
             best = (score, p, hit / len(p.stems), hit / len(stems))
-    if best is None or best[0] <= top - ORDER_TIE:
+    if best is None or top is None or best[0] <= top - ORDER_TIE:  # (a best is always below a top)
         return []
     p = best[1]
     negated = negs % 2 == 1
     if asked and p.kind == "belief":  # a wrong idea asked back: no content
         return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact", mentions=p.misconception)]
     if asked:
-        return [Claim(p.kc, TRUE, True, None, (p.misconception,) if p.kind == "refutation" else (),
+        return [Claim(p.kc, TRUE, True, None, _refuted(p),
                       demand_of(sent, math=False), "fact")]
     agrees = (negated == p.negated) != (flips(said_sign, dict(p.sign)) % 2 == 1)
     said = stated_numbers(sent)
@@ -102,6 +102,11 @@ def match_proposition(sent: str, asked: bool, framed: bool, props: tuple[Proposi
     if not agrees and not strong:
         return [Claim(p.kc, UNCHECKED, False, None, (), None, "fact")]
     if p.kind == "refutation":
-        return [Claim(p.kc, TRUE if agrees else FALSE, False, None, (p.misconception,) if agrees else (),
+        return [Claim(p.kc, TRUE if agrees else FALSE, False, None, _refuted(p) if agrees else (),
                       None, "fact")]
     return [Claim(p.kc, TRUE if agrees else FALSE, False, None, (), None, "fact")]
+
+
+def _refuted(p: Proposition) -> tuple[str, ...]:
+    """The misconception a refutation refutes (every refutation is made from one)."""
+    return (p.misconception,) if p.kind == "refutation" and p.misconception is not None else ()

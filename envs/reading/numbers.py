@@ -475,7 +475,7 @@ def latex_value(latex: str) -> Fraction | None:
     if not isinstance(expr, sympy.Expr) or expr.free_symbols or expr.atoms(sympy.Float):
         return None
     value = expr.doit()
-    if not value.is_Rational:
+    if not isinstance(value, sympy.Rational):  # (an Integer is one)
         return None
     return Fraction(int(value.p), int(value.q))
 

@@ -178,7 +178,7 @@ class ContentReader:
             after = None if denial else DENIED_AFTER.search(sent, max(0, tail))
             if denial and sent[denial.end():].strip() or after and after.start() > 0:
                 # "It is a myth that …", "You may have heard that …, but that's wrong.": the proposition, negated
-                what = sent[denial.end():] if denial else sent[:after.start()]
+                what = sent[denial.end():] if denial else sent[:after.start()] if after else sent
                 if (reported := REPORT_FRAME.match(what)) and what[reported.end():].strip():
                     what = what[reported.end():]
                 claims += [negated_claim(c) for c in self._inner(what)]
@@ -232,11 +232,11 @@ class ContentReader:
                 found = self._facts(sent, asked, framed)
                 if asked and context and not ANY_DIGIT.search(norm) and ANY_DIGIT.search(context) \
                         and (not found or all(c.question for c in found)) and _ASKS_VALUE.search(sent) \
-                        and not REL.search(before := normalise(context)) and named_problem(before, True) is not None:
+                        and not REL.search(prior := normalise(context)) and named_problem(prior, True) is not None:
                     # "Her total is 36 - 20 + 6 × 2. Evaluate it.", "A bike priced at $120 is reduced by 20%. How
                     # many dollars does it cost now?": the one computation the sentence before wrote out (not
                     # already worked: no relation in it) is what is asked for
-                    found = [c for c in self._math(before, True, f"{context} {sent}", None, [])[0]
+                    found = [c for c in self._math(prior, True, f"{context} {sent}", None, [])[0]
                              if c.question and c.kc is not None] or found
                 if not found and asked and context:  # "A sail is 10 m along the bottom, 5 m tall. What is its area?"
                     found = [c for c in self._facts(f"{context} {sent}", True) if c.question]
