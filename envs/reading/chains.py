@@ -9,6 +9,7 @@ import re
 from collections import Counter
 from dataclasses import replace
 from fractions import Fraction
+from typing import cast
 
 from tutorzoo.envs.reading.expressions import (
     REL,
@@ -172,7 +173,7 @@ def named_problem(norm: str, written: bool = False) -> str | None:
         return None
     found = [span.strip(" ?.,:") for span in MATH_SPAN.findall(norm)
              if (n := parse(span.strip(" ?.,:"))) is not None and n.op not in ("num", "var")]
-    if len(found) != 1 or constant_of(parse(found[0])) is None:
+    if len(found) != 1 or (node := parse(found[0])) is None or constant_of(node) is None:
         return None
     return found[0]
 
@@ -185,9 +186,11 @@ def first_equation(text: str) -> tuple[Lin, Node, Node] | None:
     # sentence by sentence: "Solve 8x + 20 = 52. Computing 52 - 20, we get 32." is not one chain
     for chain in (c for sent in sentences(text) if UNKNOWN_X.search(sent) for c in relation_chains(normalise(sent))):
         parts = REL.split(chain)
-        nodes = [parse(s) for s in parts[0::2]]
-        if len(nodes) >= 2 and None not in nodes and not (nodes[0].op == "var" and nodes[1].op == "num") \
-                and parts[1] == "=":
+        parsed = [parse(s) for s in parts[0::2]]
+        if None in parsed:
+            continue
+        nodes = cast("list[Node]", parsed)
+        if len(nodes) >= 2 and not (nodes[0].op == "var" and nodes[1].op == "num") and parts[1] == "=":
             verdict, ref = check_relation(nodes[:2], parts[1:2], None)
             if ref is not None:
                 return ref, nodes[0], nodes[1]
@@ -224,13 +227,13 @@ def steps_in_words(norm: str, carried: Fraction | None) -> str:
 def undone_and_checked(node: Node, stated: Node) -> bool:
     """``a × ((c − b) ÷ a) + b = c``: a run of steps that undid ``a x + b = c`` ("34 − 16 = 18; 18 ÷ 9 = 2") and
     put the value back to check it ("9 × 2 + 16 = 34"), as the continued steps read it: an equation solved."""
-    if node.op not in ("+", "-") or node.left.op != "*" or node.right.op != "num" or stated.op != "num":
+    if node.op not in ("+", "-") or node.lhs.op != "*" or node.rhs.op != "num" or stated.op != "num":
         return False
-    b, c = node.right.value, stated.value
-    for a, undo in ((node.left.left, node.left.right), (node.left.right, node.left.left)):
-        if a.op == "num" and undo.op == "/" and undo.right.op == "num" and undo.right.value == a.value \
-                and undo.left.op == ("-" if node.op == "+" else "+") and undo.left.left.op == "num" \
-                and undo.left.left.value == c and undo.left.right.op == "num" and undo.left.right.value == b:
+    b, c = node.rhs.value, stated.value
+    for a, undo in ((node.lhs.lhs, node.lhs.rhs), (node.lhs.rhs, node.lhs.lhs)):
+        if a.op == "num" and undo.op == "/" and undo.rhs.op == "num" and undo.rhs.value == a.value \
+                and undo.lhs.op == ("-" if node.op == "+" else "+") and undo.lhs.lhs.op == "num" \
+                and undo.lhs.lhs.value == c and undo.lhs.rhs.op == "num" and undo.lhs.rhs.value == b:
             return True
     return False
 
@@ -247,15 +250,16 @@ def substituted(template: tuple[Node, Node], nodes: list[Node]) -> bool:
     return False
 
 
-def fill_blank(nodes: list[Node | None], rels: list[str]) -> tuple[int, list[Node], list[str], bool] | None:
+def fill_blank(parsed: list[Node | None], rels: list[str]) -> tuple[int, list[Node], list[str], bool] | None:
     """A chain with one blank (``□``) in it, the blank solved from the side it is equated to: (the blank's side,
     the sides with the blank's value written in, the relations, whether the turn said the value) when the blank is
     a whole side, a quantity's number ("__ km") or a fraction's part ("__/9"); (-1, the two sides of the equation,
     …) when it is inside a computation ("3 × __ = 15": an equation in an unknown); ``None`` when it cannot be
     solved or its value is not a plain number. A bare number after the blank's side is its value said ("1 L = __
     mL gives 1000"): written in, the relation is a statement to check, not a question."""
-    if None in nodes or len(nodes) < 2:
+    if None in parsed or len(parsed) < 2:
         return None
+    nodes = cast("list[Node]", parsed)
     holding = [i for i, n in enumerate(nodes) if any(leaf.op == "var" for leaf in leaves_of(n))]
     if len(holding) != 1:
         return None
@@ -264,7 +268,7 @@ def fill_blank(nodes: list[Node | None], rels: list[str]) -> tuple[int, list[Nod
     blanks = [leaf for leaf in leaves_of(side) if leaf.op == "var"]
     if len(blanks) != 1 or blanks[0].text != "□":
         return None
-    part = side.op == "/" and {side.left.op, side.right.op} == {"num", "var"}
+    part = side.op == "/" and {side.lhs.op, side.rhs.op} == {"num", "var"}
     unit = blanks[0].value or Fraction(1)
     said = None
     if j > 0 and j + 2 == len(nodes) and rels[j] == "=" and nodes[j + 1].op == "num" and not nodes[j + 1].dim \
@@ -281,7 +285,7 @@ def fill_blank(nodes: list[Node | None], rels: list[str]) -> tuple[int, list[Nod
         value = said
     elif lin is not None and lin[0] != 0:
         value = (other - lin[1]) / lin[0] / unit  # in the blank's unit ("9500 m = __ km": 9.5)
-    elif side.op == "/" and side.right.op == "var" and (top := constant_of(side.left)) is not None and other != 0:
+    elif side.op == "/" and side.rhs.op == "var" and (top := constant_of(side.lhs)) is not None and other != 0:
         value = top / other  # "6/__ = 2/3"
     else:
         return None
@@ -294,5 +298,5 @@ def fill_blank(nodes: list[Node | None], rels: list[str]) -> tuple[int, list[Nod
     if side.op == "var":
         side = number
     else:
-        side = replace(side, left=number) if side.left.op == "var" else replace(side, right=number)
+        side = replace(side, left=number) if side.lhs.op == "var" else replace(side, right=number)
     return j, [*nodes[:j], side, *nodes[j + 1:]], rels, said is not None

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import cast
 
 from tutorzoo.envs.reading.units import UNIT_ALT, UNITS
 
@@ -27,6 +28,29 @@ class Node:
     text: str = ""
     dim: str | None = None
     paren: bool = False
+
+    # An operator's operands are set and a leaf's are not, which the field types cannot say: code that has checked
+    # ``op`` reads them through these (reading one a node lacks raises AttributeError, as ``None.op`` would).
+    @property
+    def lhs(self) -> Node:
+        """The first operand (of a binary operator or ``neg``)."""
+        if self.left is None:
+            raise AttributeError(f"a {self.op!r} node has no first operand")
+        return self.left
+
+    @property
+    def rhs(self) -> Node:
+        """The second operand (of a binary operator)."""
+        if self.right is None:
+            raise AttributeError(f"a {self.op!r} node has no second operand")
+        return self.right
+
+    @property
+    def number(self) -> Fraction:
+        """The value of a number (or of a blank with a unit: its unit's factor)."""
+        if self.value is None:
+            raise AttributeError(f"a {self.op!r} node has no value")
+        return self.value
 
 
 class _Parser:
@@ -129,13 +153,13 @@ def evaluate(node: Node, rule: Callable[[Node], Fraction | None] | None = None) 
         if v is not None:
             return (Fraction(0), v)
     if node.op == "num":
-        return (Fraction(0), node.value)
+        return (Fraction(0), node.number)
     if node.op == "var":
         return (node.value if node.value is not None else Fraction(1), Fraction(0))
     if node.op == "neg":
-        v = evaluate(node.left, rule)
+        v = evaluate(node.lhs, rule)
         return None if v is None else (-v[0], -v[1])
-    a, b = evaluate(node.left, rule), evaluate(node.right, rule)
+    a, b = evaluate(node.lhs, rule), evaluate(node.rhs, rule)
     if a is None or b is None:
         return None
     if node.op == "+":
@@ -179,17 +203,17 @@ def op_set(node: Node | None) -> set[str]:
 
 def is_fraction(node: Node) -> bool:
     """``a/b`` with two whole numbers as written (``3/4``, not ``0.5/2``)."""
-    return node.op == "/" and node.left.op == "num" and node.right.op == "num" and "." not in node.left.text + \
-        node.right.text
+    return node.op == "/" and node.lhs.op == "num" and node.rhs.op == "num" and "." not in node.lhs.text + \
+        node.rhs.text
 
 
 def scaled_fraction(node: Node) -> bool:
     """``(2 × 4)/(3 × 4)``: a fraction with its top and bottom multiplied by the same number."""
-    if node.op != "/" or node.left.op != "*" or node.right.op != "*":
+    if node.op != "/" or node.lhs.op != "*" or node.rhs.op != "*":
         return False
-    top = {n.value for n in (node.left.left, node.left.right) if n.op == "num"}
+    top = {n.value for n in (node.lhs.lhs, node.lhs.rhs) if n.op == "num"}
     return len(list(leaves_of(node))) == 4 and bool(
-        top & {n.value for n in (node.right.left, node.right.right) if n.op == "num"})
+        top & {n.value for n in (node.rhs.lhs, node.rhs.rhs) if n.op == "num"})
 
 
 def is_decimal(node: Node) -> bool:
@@ -211,7 +235,7 @@ def frac_parts(node: Node) -> tuple[Fraction, Fraction] | None:
     """A fraction's numerator and denominator, else ``None``."""
     n = node
     if is_fraction(n):
-        return n.left.value, n.right.value
+        return n.lhs.number, n.rhs.number
     return None
 
 
@@ -230,6 +254,7 @@ def check_relation(nodes: list[Node], rels: list[str], reference: Lin | None) ->
     vals = [evaluate(n) for n in nodes]
     if any(v is None for v in vals):
         return None, reference
+    vals = cast("list[Lin]", vals)
     dims = {leaf.dim for n in nodes for leaf in leaves_of(n)}
     side_dims = [{leaf.dim for leaf in leaves_of(n)} - {None} for n in nodes]
     if "speed" in dims or any(side_dims) and (not all(side_dims) or any(len(d) > 1 for d in side_dims)):
@@ -290,7 +315,7 @@ def instance_of(t: Node | None, n: Node | None, bound: list[Fraction]) -> bool:
     if t.op == "var":
         if n.op != "num" or (bound and bound[0] != n.value):
             return False
-        bound[:] = [n.value]
+        bound[:] = [n.number]
         return True
     if t.op == "num":
         return n.op == "num" and n.value == t.value

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import cast
 
 from tutorzoo.envs.reading.chains import relation_chains
 from tutorzoo.envs.reading.expressions import (
@@ -42,10 +43,10 @@ def operations(rel: str, sides: list[Node]) -> set[str]:
     for s in sides:
         for n in subtrees(s):
             if n.op in "+-" and n.op != "neg" and len(n.op) == 1:
-                if is_fraction(n.left) and is_fraction(n.right):
-                    like = n.left.right.value == n.right.right.value
+                if is_fraction(n.lhs) and is_fraction(n.rhs):
+                    like = n.lhs.rhs.value == n.rhs.rhs.value
                     ops.add("frac_add_like" if like else "frac_add_unlike")
-                elif is_decimal(n.left) or is_decimal(n.right):
+                elif is_decimal(n.lhs) or is_decimal(n.rhs):
                     ops.add("dec_add")
                 elif negs:
                     ops.add("int_sub" if n.op == "-" else "int_add")
@@ -70,7 +71,7 @@ def operations(rel: str, sides: list[Node]) -> set[str]:
     if rel == "=" and len(sides) >= 2 and all(is_fraction(s) or scaled_fraction(s) for s in sides[:2]) \
             and any(is_fraction(s) for s in sides[:2]):
         ops.add("frac_equiv")
-        if constant_of(sides[0].right) != constant_of(sides[1].right):
+        if constant_of(sides[0].rhs) != constant_of(sides[1].rhs):
             ops.add("rename")
     if rel == "=" and any(is_fraction(s) for s in sides) and any(is_decimal(s) for s in sides):
         ops.add("dec_fraction")
@@ -80,7 +81,7 @@ def operations(rel: str, sides: list[Node]) -> set[str]:
     if any(getattr(leaf, "text", "").endswith("%") for leaf in leaves) or any(n.op == "pct" for s in sides
                                                                              for n in subtrees(s)):
         ops.add("percent")
-    if any(n.op == "+" and n.paren and n.left.op == "*" and n.left.right.op == "num" and n.left.right.value == 10
+    if any(n.op == "+" and n.paren and n.lhs.op == "*" and n.lhs.rhs.op == "num" and n.lhs.rhs.value == 10
            for s in sides for n in subtrees(s)):
         ops.add("place")  # (7 * 10 + 11): tens and ones
     if rel == "=" and not ops and {"*"} & set().union(*(op_set(s) for s in sides)):
@@ -95,20 +96,21 @@ def half_product(node: Node) -> bool:
     ops = op_set(node)
     if not (ops <= {"*", "/"} and "*" in ops):
         return False
-    half = any((is_fraction(n) and n.left.value * 2 == n.right.value) or (n.op == "num" and n.value == Fraction(1, 2))
+    half = any((is_fraction(n) and n.lhs.number * 2 == n.rhs.value) or (n.op == "num" and n.value == Fraction(1, 2))
                for n in subtrees(node))
-    return half or (node.op == "/" and node.right.op == "num" and node.right.value == 2)
+    return half or (node.op == "/" and node.rhs.op == "num" and node.rhs.value == 2)
 
 
 def is_perimeter(node: Node) -> bool:
     """``2 × (a + b)``, ``2a + 2b`` or ``a + b + a + b``: the rectangle-perimeter computation."""
     ops = op_set(node)
-    nums = [leaf.value for leaf in leaves_of(node)]
+    # (a number's value is set; an unknown's None would make sorted() raise, as it always has)
+    nums = cast("list[Fraction]", [leaf.value for leaf in leaves_of(node)])
     if ops == {"+"} and len(nums) == 4 and sorted(nums)[0] == sorted(nums)[1] and sorted(nums)[2] == sorted(nums)[3]:
         return True
-    if node.op == "+" and ops == {"*", "+"} and node.left.op == "*" == node.right.op and not node.paren:  # 2a + 2b
-        return all(2 in (constant_of(n.left), constant_of(n.right)) for n in (node.left, node.right))
-    return node.op == "*" and ops == {"*", "+"} and 2 in (constant_of(node.left), constant_of(node.right))
+    if node.op == "+" and ops == {"*", "+"} and node.lhs.op == "*" == node.rhs.op and not node.paren:  # 2a + 2b
+        return all(2 in (constant_of(n.lhs), constant_of(n.rhs)) for n in (node.lhs, node.rhs))
+    return node.op == "*" and ops == {"*", "+"} and 2 in (constant_of(node.lhs), constant_of(node.rhs))
 
 
 # The computations that exercise each math KC (a KC of the task is exercised by a claim that performs one).
@@ -155,5 +157,5 @@ def operations_in(texts) -> frozenset[str]:
                 parts = REL.split(chain)
                 nodes = [parse(s.strip(" ?")) for s in parts[0::2]]
                 if None not in nodes and len(nodes) >= 2:
-                    ops |= operations(parts[1], nodes)
+                    ops |= operations(parts[1], cast("list[Node]", nodes))
     return frozenset(ops)

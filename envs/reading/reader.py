@@ -14,6 +14,7 @@ import math
 import re
 from dataclasses import replace
 from fractions import Fraction
+from typing import cast
 
 from tutorzoo.envs.reading.chains import (
     LCD,
@@ -321,6 +322,7 @@ class ContentReader:
                 continue
             if any(n is None for n in nodes) or len(nodes) < 2:
                 continue
+            nodes = cast("list[Node]", nodes)
             if reference is None and len(nodes) == 2 and nodes[0].op == "var" and nodes[1].op == "num":
                 continue  # "x = 10." with no equation in the turn: nothing to check it against
             verdict, reference = check_relation(nodes, rels, reference)
@@ -358,7 +360,7 @@ class ContentReader:
             n = parse(f"{amount} {unit}")
             to = parse(f"1 {to_unit}")
             if n is not None and to is not None and n.dim is not None and n.dim == to.dim \
-                    and n.value * Fraction(to.text) != to.value * Fraction(n.text):  # "9500 m in m" asks nothing
+                    and n.number * Fraction(to.text) != to.number * Fraction(n.text):  # "9500 m in m" asks nothing
                 out.append(self._claim("=", [n, to], TRUE, question=True, raw=raw))
         if "common" in norm.lower() or "lc" in norm.lower():
             out += self._common_denominator(norm, asked, raw)

@@ -28,7 +28,7 @@ from tutorzoo.envs.tasks.base import Task
 
 def _rule_add_tops_bottoms(node: Node) -> Fraction | None:
     if node.op == "+":
-        a, b = frac_parts(node.left), frac_parts(node.right)
+        a, b = frac_parts(node.lhs), frac_parts(node.rhs)
         if a and b and a[1] + b[1]:
             return Fraction(a[0] + b[0], a[1] + b[1])
     return None
@@ -36,7 +36,7 @@ def _rule_add_tops_bottoms(node: Node) -> Fraction | None:
 
 def _rule_numerators_not_scaled(node: Node) -> Fraction | None:
     if node.op == "+":
-        a, b = frac_parts(node.left), frac_parts(node.right)
+        a, b = frac_parts(node.lhs), frac_parts(node.rhs)
         if a and b and a[1] != b[1]:
             den = math.lcm(int(a[1]), int(b[1])) if a[1].denominator == 1 == b[1].denominator else None
             if den:
@@ -56,9 +56,9 @@ def _rule_left_to_right(node: Node) -> Fraction | None:
 
 def _rule_add_before_sub(node: Node) -> Fraction | None:
     # a - b + c read as a - (b + c)
-    if node.op == "+" and node.left.op == "-" and not node.left.paren:
-        a, b, c = constant_of(node.left.left), constant_of(node.left.right), constant_of(node.right)
-        if None not in (a, b, c):
+    if node.op == "+" and node.lhs.op == "-" and not node.lhs.paren:
+        a, b, c = constant_of(node.lhs.lhs), constant_of(node.lhs.rhs), constant_of(node.rhs)
+        if a is not None and b is not None and c is not None:
             return a - (b + c)
     return None
 
@@ -66,10 +66,10 @@ def _rule_add_before_sub(node: Node) -> Fraction | None:
 def _flatten(node: Node) -> tuple[list[Fraction] | None, list[str]]:
     """Left-to-right numbers and operators of an expression without parentheses."""
     if node.op == "num":
-        return [node.value], []
+        return [node.number], []
     if node.op in "+-*/" and len(node.op) == 1 and not node.paren:
-        left, lops = _flatten(node.left)
-        right, rops = _flatten(node.right)
+        left, lops = _flatten(node.lhs)
+        right, rops = _flatten(node.rhs)
         if left is None or right is None:
             return None, []
         return left + right, lops + [node.op] + rops
@@ -78,7 +78,7 @@ def _flatten(node: Node) -> tuple[list[Fraction] | None, list[str]]:
 
 def _rule_ignore_signs(node: Node) -> Fraction | None:
     if any(n.op == "neg" for n in subtrees(node)) and node.op in "+-":
-        vals = [abs(leaf.value) for leaf in leaves_of(node) if leaf.op == "num"]
+        vals = [abs(leaf.number) for leaf in leaves_of(node) if leaf.op == "num"]
         if len(vals) == 2:
             return vals[0] + vals[1] if node.op == "+" else vals[0] - vals[1]
     return None
@@ -86,7 +86,7 @@ def _rule_ignore_signs(node: Node) -> Fraction | None:
 
 def _rule_sign_of_first(node: Node) -> Fraction | None:
     if node.op == "+":
-        a, b = constant_of(node.left), constant_of(node.right)
+        a, b = constant_of(node.lhs), constant_of(node.rhs)
         if a is not None and b is not None and (a < 0) != (b < 0):
             mag = abs(a + b)
             return mag if a > 0 else -mag
@@ -94,8 +94,8 @@ def _rule_sign_of_first(node: Node) -> Fraction | None:
 
 
 def _rule_minus_negative(node: Node) -> Fraction | None:
-    if node.op == "-" and node.right.op == "neg":
-        a, b = constant_of(node.left), constant_of(node.right.left)
+    if node.op == "-" and node.rhs.op == "neg":
+        a, b = constant_of(node.lhs), constant_of(node.rhs.lhs)
         if a is not None and b is not None:
             return a - b
     return None
@@ -103,16 +103,16 @@ def _rule_minus_negative(node: Node) -> Fraction | None:
 
 def rule_no_regrouping(node: Node) -> Fraction | None:
     """``no_regrouping``: a two-digit sum with the carried ten dropped (``27 + 15 = 32``)."""
-    if node.op == "+" and node.left.op == "num" == node.right.op and "." not in node.left.text + node.right.text:
-        a, b = int(node.left.value), int(node.right.value)
+    if node.op == "+" and node.lhs.op == "num" == node.rhs.op and "." not in node.lhs.text + node.rhs.text:
+        a, b = int(node.lhs.number), int(node.rhs.number)
         if a >= 0 and b >= 0 and (a % 10 + b % 10) >= 10:
             return Fraction(a + b - 10)
     return None
 
 
 def _rule_whole_column(node: Node) -> Fraction | None:
-    if node.op == "+" and node.left.op == "num" == node.right.op and "." not in node.left.text + node.right.text:
-        a, b = int(node.left.value), int(node.right.value)
+    if node.op == "+" and node.lhs.op == "num" == node.rhs.op and "." not in node.lhs.text + node.rhs.text:
+        a, b = int(node.lhs.number), int(node.rhs.number)
         ones = a % 10 + b % 10
         if a >= 0 and b >= 0 and ones >= 10:
             return Fraction(int(f"{a // 10 + b // 10}{ones}"))
@@ -120,20 +120,20 @@ def _rule_whole_column(node: Node) -> Fraction | None:
 
 
 def _rule_align_last(node: Node) -> Fraction | None:
-    if node.op == "+" and is_decimal(node.left) != is_decimal(node.right) or node.op == "+" and \
-            is_decimal(node.left) and is_decimal(node.right) and \
-            decimal_places(node.left) != decimal_places(node.right):
-        if node.left.op == "num" == node.right.op:
-            p = max(decimal_places(node.left), decimal_places(node.right))
-            a = int(node.left.text.replace(".", ""))
-            b = int(node.right.text.replace(".", ""))
+    if node.op == "+" and is_decimal(node.lhs) != is_decimal(node.rhs) or node.op == "+" and \
+            is_decimal(node.lhs) and is_decimal(node.rhs) and \
+            decimal_places(node.lhs) != decimal_places(node.rhs):
+        if node.lhs.op == "num" == node.rhs.op:
+            p = max(decimal_places(node.lhs), decimal_places(node.rhs))
+            a = int(node.lhs.text.replace(".", ""))
+            b = int(node.rhs.text.replace(".", ""))
             return Fraction(a + b, 10 ** p)
     return None
 
 
 def _rule_add_parts(node: Node) -> Fraction | None:
-    if node.op == "+" and is_decimal(node.left) and is_decimal(node.right):
-        (aw, af), (bw, bf) = node.left.text.split("."), node.right.text.split(".")
+    if node.op == "+" and is_decimal(node.lhs) and is_decimal(node.rhs):
+        (aw, af), (bw, bf) = node.lhs.text.split("."), node.rhs.text.split(".")
         frac = int(af) + int(bf)
         if len(af) == len(bf) and frac >= 10 ** len(af) or len(af) != len(bf):
             return Fraction(int(aw) + int(bw)) + Fraction(frac, 10 ** len(str(frac)))
@@ -149,9 +149,9 @@ def _rule_forget_half(node: Node) -> Fraction | None:
 
 def _rule_percent_as_dollars(node: Node) -> Fraction | None:
     # y - x% * y  read as  y - x
-    if node.op == "-" and node.right.op == "*":
-        y = constant_of(node.left)
-        pct = pct_value(node.right.left) or pct_value(node.right.right)
+    if node.op == "-" and node.rhs.op == "*":
+        y = constant_of(node.lhs)
+        pct = pct_value(node.rhs.lhs) or pct_value(node.rhs.rhs)
         if y is not None and pct is not None:
             return y - pct * 100
     return None
@@ -159,15 +159,15 @@ def _rule_percent_as_dollars(node: Node) -> Fraction | None:
 
 def pct_value(node: Node) -> Fraction | None:
     """A percent written ``p/100`` as its fraction (``25/100`` -> 1/4), else ``None``."""
-    if node.op == "/" and node.right.op == "num" and node.right.value == 100 and node.left.op == "num":
-        return node.left.value / 100
+    if node.op == "/" and node.rhs.op == "num" and node.rhs.value == 100 and node.lhs.op == "num":
+        return node.lhs.number / 100
     return None
 
 
 def _rule_discount_as_price(node: Node) -> Fraction | None:
-    if node.op == "-" and node.right.op == "*":
-        y, part = constant_of(node.left), constant_of(node.right)
-        if y is not None and part is not None and (pct_value(node.right.left) or pct_value(node.right.right)):
+    if node.op == "-" and node.rhs.op == "*":
+        y, part = constant_of(node.lhs), constant_of(node.rhs)
+        if y is not None and part is not None and (pct_value(node.rhs.lhs) or pct_value(node.rhs.rhs)):
             return part
     return None
 
@@ -181,15 +181,15 @@ def _rectangle_sides(node: Node) -> tuple[Fraction, Fraction] | None:
     """The two side lengths of a rectangle's perimeter computation (``2 × (a + b)``, ``2a + 2b``, ``a + b + a + b``)."""
     if not is_perimeter(node):
         return None
-    nums = sorted(leaf.value for leaf in leaves_of(node))
+    nums = sorted(leaf.number for leaf in leaves_of(node))
     if len(nums) == 4 and op_set(node) == {"+"}:
         return nums[0], nums[2]
     if node.op == "+":  # 2a + 2b
-        a, b = (n.right if constant_of(n.left) == 2 else n.left for n in (node.left, node.right))
-        return (a.value, b.value) if a.op == "num" == b.op else None
-    other = node.right if constant_of(node.left) == 2 else node.left
-    if other.op == "+" and other.left.op == "num" and other.right.op == "num":
-        return other.left.value, other.right.value
+        a, b = (n.rhs if constant_of(n.lhs) == 2 else n.lhs for n in (node.lhs, node.rhs))
+        return (a.number, b.number) if a.op == "num" == b.op else None
+    other = node.rhs if constant_of(node.lhs) == 2 else node.lhs
+    if other.op == "+" and other.lhs.op == "num" and other.rhs.op == "num":
+        return other.lhs.number, other.rhs.number
     return None
 
 
@@ -246,7 +246,7 @@ def _rule_invert_rate(node: Node) -> Fraction | None:
         return None
     kind, a, b, unit = parts
     if kind == "distance":
-        v, t = (a, b) if node.left.dim == "speed" else (b, a)
+        v, t = (a, b) if node.lhs.dim == "speed" else (b, a)
         return v / t * unit
     return b / a * unit
 
