@@ -44,15 +44,15 @@ from functools import lru_cache
 from pathlib import Path
 
 from tutorzoo.envs.errors import DatasetError
-from tutorzoo.envs.grading import (
+from tutorzoo.envs.grading import normalise_text
+from tutorzoo.envs.jsonl import json_object_line
+from tutorzoo.envs.reading.numbers import (
     NumberMention,
     normalise_math,
-    normalise_text,
     number_mentions,
     parse_quantity,
     same_number,
 )
-from tutorzoo.envs.jsonl import json_object_line
 
 __all__ = ["KINDS", "AnswerKey", "LeakReport", "evaluate", "find_leaks", "main"]
 
@@ -326,8 +326,8 @@ def _split_values(utterance: str, history: Sequence[str]) -> set[Fraction]:
         return set()
     before: dict[str, set[Fraction]] = {role: set() for role in now}
     for h in history:
-        for role, values in _parts(h).items():
-            before[role].update(values)
+        for role, said in _parts(h).items():
+            before[role].update(said)
     values: set[Fraction] = set()
     pairs = (("num", "den", lambda a, b: a / b if b else None), ("whole", "frac", lambda a, b: a + b))
     for first, second, combine in pairs:
@@ -437,7 +437,7 @@ def _load_case(
         raise _fail(path, line, rid, f"kinds {bad} unknown; use some of {KINDS}")
     history = _str_list(path, line, rid, rec, "history")
     givens = _str_list(path, line, rid, rec, "givens")
-    return rid, rec["utterance"], history, keys, givens, rec["leak"], kinds
+    return str(rid), rec["utterance"], history, keys, givens, rec["leak"], kinds  # (rid checked a str above)
 
 
 def evaluate(path: str | Path) -> dict:
@@ -503,7 +503,8 @@ def evaluate(path: str | Path) -> dict:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m tutorzoo.envs.leak --eval FILE``: print the detector's precision/recall on a labelled file."""
-    parser = argparse.ArgumentParser(prog="python -m tutorzoo.envs.leak", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tutorzoo.envs.leak",
+                                     description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--eval", metavar="FILE", required=True, help="labelled JSONL file of tutor utterances")
     args = parser.parse_args(argv)
     try:

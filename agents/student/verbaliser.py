@@ -34,7 +34,7 @@ import yaml
 
 from tutorzoo.agents.student.model import Answer, Plan, StudentState, nudge_answer
 from tutorzoo.envs.errors import ConfigError
-from tutorzoo.envs.grading import _NUMBER_WORDS, number_mentions, parse_number
+from tutorzoo.envs.reading.numbers import NUMBER_WORDS, number_mentions, parse_number
 from tutorzoo.envs.tasks.base import Item
 
 TEMPLATES = Path(__file__).with_name("templates.yaml")
@@ -304,8 +304,9 @@ def _numbers(text: str) -> set[int | Fraction]:
     return set(_numbers_of(text))
 
 
-_DIGITS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:\s*/\s*(\d+))?(\s*%)?(?=s?(?![\w]))")  # 1970s too
-_HAS_WORD_NUMBER = re.compile(r"(?<![A-Za-z])(?:" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) +
+# 1970s too; "6.4 / 0.04" is two decimals divided, not 6.4 over a zero (no denominator runs into a decimal point)
+_DIGITS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:\s*/\s*(\d+)(?!\.\d))?(\s*%)?(?=s?(?![\w]))")
+_HAS_WORD_NUMBER = re.compile(r"(?<![A-Za-z])(?:" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) +
                               r")(?![A-Za-z])", re.IGNORECASE)
 
 
@@ -320,7 +321,7 @@ def _has_word_number(text: str) -> bool:
     """``_HAS_WORD_NUMBER.search(text)``; without non-ASCII letters (× ÷ − are common in steps, and case folding
     then stays in ASCII) a set lookup of the words, many times faster than the big case-insensitive alternation."""
     if text.isascii() or _NON_ASCII_LETTER.search(text) is None:
-        return not _NUMBER_WORDS.isdisjoint(_LETTERS.findall(text.lower()))
+        return not NUMBER_WORDS.isdisjoint(_LETTERS.findall(text.lower()))
     return _HAS_WORD_NUMBER.search(text) is not None
 
 

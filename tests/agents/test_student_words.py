@@ -41,9 +41,11 @@ from tutorzoo.agents.student.model import Answer, init_state, nudge_answer
 from tutorzoo.agents.student.verbaliser import TEMPLATES
 from tutorzoo.agents.tutor import make_tutor
 from tutorzoo.envs.config import EpisodeSpec
-from tutorzoo.envs.content import _REL, FALSE, TRUE, ContentReader, _chains, normalise, sentences
+from tutorzoo.envs.content import FALSE, TRUE, ContentReader, normalise, sentences
 from tutorzoo.envs.errors import ConfigError
 from tutorzoo.envs.grading import equivalent, extract_choice, extract_value, number_mentions, parse_number
+from tutorzoo.envs.reading.chains import relation_chains
+from tutorzoo.envs.reading.expressions import REL
 from tutorzoo.envs.tasks import get_task_set
 from tutorzoo.envs.tasks.base import Item, Task
 from tutorzoo.eval.rollout import run_episode
@@ -75,8 +77,8 @@ def _stray(text: str, allowed: set[Fraction]) -> list[str]:
     """Numbers of ``text`` that are not in ``allowed`` and not derived from it by a relation the text states."""
     allowed = set(allowed)
     for sent in sentences(text):
-        for chain in _chains(normalise(sent)):
-            sides = _REL.split(chain)[0::2]
+        for chain in relation_chains(normalise(sent)):
+            sides = REL.split(chain)[0::2]
             for i in range(1, len(sides)):
                 if all(v in allowed for side in sides[:i] for v in _values(side)):
                     allowed.update(_values(sides[i]))
@@ -376,3 +378,10 @@ def test_the_words_are_the_same_under_the_same_seed() -> None:
     first = [s.text for s in episodes("math", personas=["chatty"], seeds=[3])]
     again = [s.text for s in episodes("math", personas=["chatty"], seeds=[3])]
     assert first == again
+
+
+def test_a_decimal_divided_by_a_decimal_is_two_numbers_not_a_fraction_over_zero() -> None:
+    from tutorzoo.agents.student import verbaliser
+
+    stated = verbaliser._numbers("The biceps at 0.04 m must give 6.4 / 0.04 = 160 N.")
+    assert stated == {Fraction(1, 25), Fraction(32, 5), 160}

@@ -138,3 +138,11 @@ def test_a_run_of_steps_is_credited_as_one_computation() -> None:
     named = reader.read("Multiply base by height: 6 × 4 = 24. Then divide by 2: 24 ÷ 2 = 12. Does the triangle fill "
                         "the whole rectangle, or about half of it?").claims  # the misconception's case, said
     assert "forget_half" in named[1].refutes, named
+
+
+def test_a_blank_asked_after_a_question_on_the_computation_before_reads_without_error() -> None:
+    """The sentence before a question is read as the computation asked for; a blank asked after that reads the
+    turn's step count, not that sentence (the two once shared a name: a TypeError)."""
+    task = get_task_set("math").build("order_of_operations", np.random.default_rng(0))
+    reading = ContentReader(task).read("Her total is 36 - 20 + 6 × 2. What is it? What goes in the blank?")
+    assert [c.question for c in reading.claims] == [True]

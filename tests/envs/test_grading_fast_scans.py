@@ -11,6 +11,7 @@ import random
 from fractions import Fraction
 
 from tutorzoo.envs import grading as g
+from tutorzoo.envs.reading import numbers
 
 NUMBER_CASES = [
     "",
@@ -60,7 +61,7 @@ MARKER_TOKENS = ["answer", "Answer", "ANSWER", "answers", "the answer is", "answ
 def test_number_scan_finds_what_finditer_finds() -> None:
     texts = NUMBER_CASES + _fuzz(NUMBER_TOKENS, 5000, 7)
     wrong = [t for t in map(g.normalise_math, texts)
-             if _spans(g._number_matches(t)) != _spans(g._NUMBER_RE.finditer(t))]
+             if _spans(numbers._number_matches(t)) != _spans(numbers._NUMBER_RE.finditer(t))]
     assert not wrong, wrong[:5]
     assert [m.text for m in g.number_mentions("  \\frac{1}{2} of 3 1/2 and -.5")] == ["\\frac{1}{2}", "3 1/2", "-.5"]
 
@@ -75,6 +76,6 @@ def test_marker_scan_finds_what_finditer_finds() -> None:
 
 def test_number_words_need_a_number_word() -> None:
     """'a'/'an' alone start no number; before a denominator they do."""
-    assert g._word_mentions("I have a dog and an apple.", bare_one=False) == []
-    assert [m.value for m in g._word_mentions("Take a third of it and a half.", bare_one=False)] == [
+    assert numbers._word_mentions("I have a dog and an apple.", bare_one=False) == []
+    assert [m.value for m in numbers._word_mentions("Take a third of it and a half.", bare_one=False)] == [
         Fraction(1, 3), Fraction(1, 2)]

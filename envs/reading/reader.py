@@ -1,0 +1,504 @@
+""":class:`ContentReader`: a turn read sentence by sentence into :class:`~tutorzoo.envs.reading.claims.Claim` s, math
+and propositions alike, with frames, carried steps and counterexamples contrasted across the turn.
+
+Example::
+
+    reader = ContentReader.for_task(task)
+    reading = reader.read("Let's check: 1/2 + 1/3 = 3/6 + 2/6 = 5/6. What is 1/4 + 1/3?")
+    reading.kc, [c.verdict for c in reading.claims]"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from dataclasses import replace
+from fractions import Fraction
+from typing import cast
+
+from tutorzoo.envs.reading.chains import (
+    LCD,
+    MATH_SPAN,
+    STEP_WORDS,
+    UNKNOWN_X,
+    continued,
+    fill_blank,
+    first_equation,
+    named_problem,
+    relation_chains,
+    said_aside,
+    steps_in_words,
+    substituted,
+    undone_and_checked,
+)
+from tutorzoo.envs.reading.claims import EMPTY, FALSE, TRUE, Claim, Reading, demand_of
+from tutorzoo.envs.reading.expressions import (
+    REL,
+    Lin,
+    Node,
+    check_relation,
+    constant_of,
+    is_decimal,
+    is_fraction,
+    op_set,
+    parse,
+    subtrees,
+    written_tokens,
+)
+from tutorzoo.envs.reading.frames import (
+    DENIAL,
+    DENIED_AFTER,
+    ENDORSEMENT,
+    REPORT_FRAME,
+    REPORTED,
+    RETRACTION,
+    WARNING,
+    negated_claim,
+    quoted_claim,
+)
+from tutorzoo.envs.reading.matcher import match_proposition
+from tutorzoo.envs.reading.material import bounded, material_of
+from tutorzoo.envs.reading.normalise import (
+    CONVERT_ASKED,
+    FILLER,
+    UNITS_ASKED,
+    asked_quantity,
+    marked_blanks,
+    normalise,
+    plain_text,
+    sentences,
+)
+from tutorzoo.envs.reading.numbers import ANY_DIGIT, DIGIT_RUN
+from tutorzoo.envs.reading.operations import operations
+from tutorzoo.envs.reading.propositions import (
+    content_stems,
+)
+from tutorzoo.envs.reading.wrong_rules import (
+    WRONG_RULES,
+    infer_rule,
+    pct_value,
+    rule_no_regrouping,
+    wrong_value,
+    wrong_verdict,
+)
+from tutorzoo.envs.tasks.base import Task
+
+MAX_FRAMES = 8  # frames read inside one another: more is no sentence a tutor writes (and bounds the recursion)
+
+
+class ContentReader:
+    """Reads tutor turns for one task. Build once per episode (:meth:`for_task` caches per task)."""
+
+    def __init__(self, task: Task) -> None:
+        self.task = task
+        self._mis = {m.id: m for m in task.misconceptions}
+        # the curriculum's misconceptions have their rules (or none, by design); a user's own task gets inferred ones
+        self._rules = {} if task.task_set in ("math", "stem") else {
+            m.id: r for m in task.misconceptions if m.id not in WRONG_RULES and (r := infer_rule(m.id, task))}
+        # everything else depends on the task's words alone (in math, not on the draw's numbers): shared by the
+        # readers of every task with the same material, found by a fingerprint of its texts
+        (self.kc_ids, self._kc_ops, self._kc_words, self._mis_by_kc, self._topic, self._names, self.props,
+         self._by_stem, self._matched, self._mask) = material_of(task)
+        self._template: tuple[Node, Node] | None = None  # the equation of the turn being read (or the task's)
+        self._readings: dict[str, Reading] = {}  # this reader's readings: they go when the reader goes
+        self._depth = 0  # how many frames deep the sentence being read is
+        # per math claim of the turn being read (by id): the misconceptions whose rule differs on its case, with
+        # the value each rule gives there, whether it is a relation asked about, and the numbers it is written with
+        # (the claim itself is kept, so its id is not reused within the turn)
+        self._pending: dict[int, tuple[Claim, dict[str, Fraction | None], bool, frozenset[str]]] = {}
+
+    @functools.cached_property
+    def _task_sides(self) -> tuple[Node, Node] | None:
+        """The two sides of the task's own equation in x, if it has one: a number put for x in them checks a
+        solution ("2(5) + 20 = 30")."""
+        found = first_equation(self.task.statement)
+        return found[1:] if found else None
+
+    @classmethod
+    def for_task(cls, task: Task) -> ContentReader:
+        return _reader(task)
+
+    def read(self, text: str) -> Reading:
+        if not text or not text.strip():
+            return EMPTY
+        return bounded(self._readings, text, lambda: self._read(text), 1024)
+
+    def _inner(self, text: str) -> list[Claim]:
+        """The claims of ``text`` read on its own (a proposition inside a frame), the turn's state kept; frames
+        nested deeper than :data:`MAX_FRAMES` ("It is false that it is false that …") say nothing more."""
+        if self._depth >= MAX_FRAMES:
+            return []
+        template, pending = self._template, self._pending
+        self._depth += 1
+        try:
+            return list(self.read(text).claims)
+        finally:
+            self._template, self._pending = template, pending
+            self._depth -= 1
+
+    def _moved(self, old: Claim, new: Claim) -> Claim:
+        """``new`` in the place of the math claim ``old`` (its counterexample candidates go with it)."""
+        if new is not old and id(old) in self._pending:
+            self._pending[id(new)] = (new, *self._pending.pop(id(old))[1:])
+        return new
+
+    def _read(self, text: str) -> Reading:
+        self._pending = {}
+        claims: list[Claim] = []
+        text = marked_blanks(plain_text(text))
+        norms: list[str] = []  # each sentence normalised (a wrong rule's result said aside sets up a contrast)
+        spoken: set[str] = set()  # misconceptions the turn names in words (stated, quoted, denied or refuted)
+        # the sentence a retraction or an endorsement after it applies to: (first claim, end, what it said)
+        target: tuple[int, int, str] | None = None
+        # ``x = 9`` is checked against the equation the turn works on (its first full equation), never the task's:
+        # the turn may work another equation, said before
+        own = first_equation(text)
+        reference: Lin | None = own[0] if own else None
+        # a number put for the unknown in these sides checks a solution ("2(5) + 20 = 30"): the turn's, else the task's
+        self._template = own[1:] if own else self._task_sides
+        solving: list[int] = []  # the questions that ask for an equation's solution ("Solve 3x = 15.")
+        before = 0  # how many math claims the sentence before made
+        carry: list = []  # the last true step's (value, expression): "9 × 10 = 90; 90 ÷ 2 = 45" goes on from it
+        problem: tuple[str, str] | None = None  # "Let's solve 6 + 4 × 8.": the expression the turn works out
+        prev = ""
+        for sent in sentences(text):
+            # "Myth: heavy things sink.": a label before a colon frames what follows it
+            framed = prev.endswith(":") and bool(REPORTED.search(prev))
+            context, prev = prev, sent.rstrip()
+            start = len(claims)
+            if target is not None and not ANY_DIGIT.search(sent) and (
+                    (retracted := RETRACTION.match(sent)) or ENDORSEMENT.match(sent)):
+                # "… Actually, no: that is false.", "Some say that …. And they are right."
+                t0, t1, what = target
+                inner = self._inner(what)
+                claims[t0:t1] = [negated_claim(c) for c in inner] if retracted else inner
+                target, before = None, 0
+                continue
+            denial = DENIAL.match(sent)
+            tail = len(sent) - 48  # (a closing denial is short: only the sentence's end is searched)
+            after = None if denial else DENIED_AFTER.search(sent, max(0, tail))
+            if denial and sent[denial.end():].strip() or after and after.start() > 0:
+                # "It is a myth that …", "You may have heard that …, but that's wrong.": the proposition, negated
+                what = sent[denial.end():] if denial else sent[:after.start()] if after else sent
+                if (reported := REPORT_FRAME.match(what)) and what[reported.end():].strip():
+                    what = what[reported.end():]
+                claims += [negated_claim(c) for c in self._inner(what)]
+                target, before = (start, len(claims), sent), 0
+                continue
+            norm = normalise(sent)
+            if "really" in norm or "actually" in norm or "truly" in norm:  # "Is 1/2 really < 1/3?" asks 1/2 < 1/3
+                norm = FILLER.sub("", norm)
+            norms.append(norm)
+            asked = sent.rstrip().endswith("?") or bool(_PROMPT.search(sent))
+            # no digit, no checkable relation or computable question
+            math_claims, reference = self._math(norm, asked, sent, reference, carry) if ANY_DIGIT.search(norm) \
+                else ([], reference)
+            if not math_claims and not asked and problem is not None and (m := _ANSWER.search(norm)) \
+                    and len(DIGIT_RUN.findall(norm)) == len(DIGIT_RUN.findall(m.group(1))):
+                # "So our final answer is 38.": the result of the expression the turn set out to work
+                said = parse(m.group(1))
+                if said is not None and (said.op == "num" or is_fraction(said)):
+                    math_claims = self._math(f"{problem[0]} = {m.group(1)}", False, f"{problem[1]} {sent}",
+                                             None, [])[0]
+            if not math_claims and not asked and ANY_DIGIT.search(norm) and not REL.search(norm):
+                named = named_problem(norm)
+                if named is not None:
+                    problem = (named, sent)
+            if math_claims and "x" in norm and UNKNOWN_X.search(norm):
+                if any(c.question and c.kc is not None for c in math_claims):
+                    solving += [len(claims) + i for i, c in enumerate(math_claims) if c.question]
+                elif solving and _SOLVED.search(norm) and any(c.verdict == TRUE for c in math_claims):
+                    # "Solve 3x = 15: x = 5.": the turn answers what it asked; the solution is a statement
+                    claims = [c for i, c in enumerate(claims) if i not in solving]
+                    solving = []
+            if not math_claims and asked and before and _ASKS_UNKNOWN.search(sent) and not ANY_DIGIT.search(norm):
+                # "x + 10 = 40. What goes in the blank?": the equation said before is what is asked
+                idx = range(len(claims) - before, len(claims))
+                if all(claims[i].kc is not None and not claims[i].question and claims[i].verdict == TRUE
+                       and "x" in context and UNKNOWN_X.search(context) for i in idx):
+                    for i in idx:
+                        claims[i] = self._moved(claims[i], replace(claims[i], question=True,
+                                                                   demand=demand_of(sent, math=True)))
+                    solving += list(idx)
+                    before = 0
+            if any(c.verdict == FALSE for c in math_claims) and (
+                    framed or REPORTED.search(sent) or WARNING.search(sent) or REPORT_FRAME.match(sent)):
+                # "A common mistake is to write 1/2 + 1/3 = 2/5", "your rule gives 19": quoted, not asserted
+                math_claims = [self._moved(c, quoted_claim(c)) for c in math_claims]
+            before = len(math_claims)
+            claims += math_claims
+            if not math_claims:
+                if not asked and _PROMPT_BEFORE.search(sent):
+                    asked = True
+                found = self._facts(sent, asked, framed)
+                if asked and context and not ANY_DIGIT.search(norm) and ANY_DIGIT.search(context) \
+                        and (not found or all(c.question for c in found)) and _ASKS_VALUE.search(sent) \
+                        and not REL.search(prior := normalise(context)) and named_problem(prior, True) is not None:
+                    # "Her total is 36 - 20 + 6 × 2. Evaluate it.", "A bike priced at $120 is reduced by 20%. How
+                    # many dollars does it cost now?": the one computation the sentence before wrote out (not
+                    # already worked: no relation in it) is what is asked for
+                    found = [c for c in self._math(prior, True, f"{context} {sent}", None, [])[0]
+                             if c.question and c.kc is not None] or found
+                if not found and asked and context:  # "A sail is 10 m along the bottom, 5 m tall. What is its area?"
+                    found = [c for c in self._facts(f"{context} {sent}", True) if c.question]
+                claims += found
+            else:
+                found = self._facts(sent, asked, framed)
+                if any(c.refutes for c in math_claims):  # the misconception a computation is set against, in words
+                    spoken.update(m for c in found for m in (c.affirms, c.mentions, c.denies, *c.refutes) if m)
+                else:  # a computation that is also the counterexample said
+                    claims += [c for c in found if c.refutes and c.verdict == TRUE]
+            reported = REPORT_FRAME.match(sent)
+            if len(claims) > start or reported or not sent.endswith(":"):
+                # ("Actually, no:" is no sentence to retract: the one before it is)
+                target = (start, len(claims), sent[reported.end():] if reported and sent[reported.end():].strip()
+                          else sent)
+        if self._pending:
+            claims = self._contrasted(claims, norms, spoken)
+        return Reading(tuple(claims)) if claims else EMPTY
+
+    def _contrasted(self, claims: list[Claim], norms: list[str], named: set[str]) -> list[Claim]:
+        """Each math claim's counterexamples cut to the misconceptions whose contrast the turn states or asks for:
+        it names the misconception (its belief stated, quoted or denied, its output quoted, a refutation of it
+        said), asks about a relation on which its rule differs ("Is 1/2 really smaller than 1/3?"), or writes the
+        number its rule gives on the case outside any relation it works ("1/2 + 1/2 = 1, not 2/4", "the wrong rule
+        would give 2/5, but it is 5/6"). A true case alone ("In this case, 1/2 > 2/9.") or a question to work ("What
+        is 1/4 + 1/3?") contrasts nothing."""
+        pending = self._pending
+        said = frozenset().union(*map(said_aside, norms)) if any(
+            v is not None for info in pending.values() for v in info[1].values()) else frozenset()
+        named = named | {m for c in claims for m in (c.affirms, c.mentions, c.denies) if m}
+        named |= {m for c in claims if c.source == "fact" for m in c.refutes}
+        for c in claims:
+            info = pending.get(id(c))
+            if info is not None and info[0] is c and info[2]:
+                named.update(info[1])
+        out = []
+        for c in claims:
+            info = pending.get(id(c))
+            if info is not None and info[0] is c and c.refutes:
+                values, own = info[1], info[3]
+                keep = tuple(m for m in c.refutes if m in named or any(
+                    v == values.get(m) and tok not in own for v, tok in said))
+                if keep != c.refutes:
+                    c = replace(c, refutes=keep)
+            out.append(c)
+        self._pending = {}
+        return out
+
+    # -- math
+    def _math(self, norm: str, asked: bool, raw: str, reference: Lin | None,
+              carry: list | None = None) -> tuple[list[Claim], Lin | None]:
+        carry = [] if carry is None else carry
+        out: list[Claim] = []
+        if ("add" in norm or "subtract" in norm or "ultiply" in norm or "ivide" in norm) and STEP_WORDS.search(norm):
+            norm = steps_in_words(norm, carry[0][0] if carry else None)
+        for chain in relation_chains(norm):
+            parts = REL.split(chain)
+            if len(parts) > 81:  # forty relations in one chain: no sentence a tutor writes
+                continue
+            sides_txt, rels = parts[0::2], parts[1::2]
+            question = any(s.strip() in ("?", "") or s.strip().endswith("?") and parse(s.strip(" ?")) is None
+                           for s in sides_txt[1:])
+            nodes = [parse(s.strip(" ?")) for s in sides_txt]
+            blank = -1  # the side with a blank to fill ("2/3 = __/9", "9500 m = __ km"): asked for, not stated
+            if "□" in chain and sides_txt[-1].strip(" ?.") == "□" and chain.count("□") == 1:
+                question, nodes = True, nodes[:-1]  # "2/3 + 1/4 = ___": the expression asked for, as "= ?"
+            elif "□" in chain:
+                filled = fill_blank(nodes, rels)
+                if filled is None:
+                    continue
+                blank, nodes, rels, said = filled
+                if blank < 0:  # "3 × __ = 15": an equation in an unknown, asked
+                    out.append(self._claim("=", nodes, TRUE, question=True, raw=raw))
+                    continue
+                if said:
+                    blank = -1
+            if question:
+                node = nodes[0]
+                if node is None or constant_of(node) is None or node.op == "num":
+                    continue
+                out.append(self._claim(rels[0], [node], TRUE, question=True, raw=raw))
+                continue
+            if any(n is None for n in nodes) or len(nodes) < 2:
+                continue
+            nodes = cast("list[Node]", nodes)
+            if reference is None and len(nodes) == 2 and nodes[0].op == "var" and nodes[1].op == "num":
+                continue  # "x = 10." with no equation in the turn: nothing to check it against
+            verdict, reference = check_relation(nodes, rels, reference)
+            if verdict is None:
+                continue
+            # "6(5) + 16 = 30 + 16 = 46": a chain from the equation's side with a number for its unknown to its other
+            # side checks a solution, every step of it
+            checks = frozenset({"equation"}) if len(nodes) > 2 and rels[0] == "=" and self._template is not None \
+                and substituted(self._template, [nodes[0], nodes[-1]]) else frozenset()
+            # bare whole numbers equated (``5 = 5``, or prose read as ``3 = 30`` from "3 tens make 30") state
+            # nothing checkable; decimals compared (``0.5 > 0.45``) and quantities with units (``3 km = 3000 m``) do
+            if all(n.op == "num" for n in nodes) and "=" in rels and (
+                    all("." not in n.text and not n.dim for n in nodes)
+                    or any(n.dim for n in nodes) and not all(n.dim for n in nodes)):  # "= 50 000 cm": a number kept
+                continue
+            for i, (rel, (a, b)) in enumerate(zip(rels, zip(nodes, nodes[1:], strict=False), strict=False)):
+                v = check_relation([a, b], [rel], reference)[0]
+                if v is None:
+                    continue
+                if blank in (i, i + 1):
+                    if rel == "=":
+                        out.append(self._claim(rel, [a, b], TRUE, question=True, raw=raw))
+                    continue
+                whole = continued(a, carry) if v and rel == "=" else a
+                # a continued step is the computation begun in the sentence before: "10% of 84 is 8.4. 84 - 8.4 =
+                # 75.6" takes 10% off 84 though its own sentence says no "%"
+                context = carry[0][2] if whole is not a else ""
+                out.append(self._claim(rel, [whole, b], TRUE if v else FALSE, question=asked, raw=raw,
+                                       context=context, also=checks))
+                if v and rel == "=" and a.op not in ("num", "var") and b.op == "num" and b.value is not None:
+                    carry[:] = [(b.value, whole, f"{context} {raw}" if context else raw)]
+        if not out and asked and ((m := UNITS_ASKED.search(raw)) or (m := CONVERT_ASKED.search(raw))):
+            # "How many cm are in 2 m?", "Convert 9500 m to km.": a conversion asked for
+            amount, unit, to_unit = m.group(2, 3, 1) if m.re is UNITS_ASKED else m.group(1, 2, 3)
+            n = parse(f"{amount} {unit}")
+            to = parse(f"1 {to_unit}")
+            if n is not None and to is not None and n.dim is not None and n.dim == to.dim \
+                    and n.number * Fraction(to.text) != to.number * Fraction(n.text):  # "9500 m in m" asks nothing
+                out.append(self._claim("=", [n, to], TRUE, question=True, raw=raw))
+        if "common" in norm.lower() or "lc" in norm.lower():
+            out += self._common_denominator(norm, asked, raw)
+        if not out and asked and (said := asked_quantity(norm)) is not None and (node := parse(said)) is not None:
+            # "What is the perimeter of a 4 by 3 rectangle?", "How long is 120 km at 40 km/h?": the quantity asked
+            out.append(self._claim("=", [node], TRUE, question=True, raw=raw))
+        if not out and asked:
+            # "What is 1/2 + 1/3?": an expression asked for
+            for span in MATH_SPAN.findall(norm):
+                node = parse(span.strip(" ?.,"))
+                if node is not None and constant_of(node) is not None and (op_set(node) & {"+", "-", "*"} or (
+                        node.op == "/" and not is_fraction(node))):
+                    out.append(self._claim("=", [node], TRUE, question=True, raw=raw))
+                    break
+        return out, reference
+
+    def _common_denominator(self, norm: str, asked: bool, raw: str) -> list[Claim]:
+        """"The LCD of 4 and 6 is 12" (the least common multiple), "a common denominator of 4 and 6 is 24" (a
+        multiple of both), or asked for ("What is the LCD of 4 and 6?")."""
+        m = LCD.search(norm)
+        kcs = [k for k in self.kc_ids if {"frac_add_unlike", "rename"} <= self._kc_ops[k]]  # renaming to add
+        if m is None or not kcs:
+            return []
+        a, b = int(m.group(2)), int(m.group(3))
+        if a <= 0 or b <= 0:
+            return []
+        if asked:
+            return [Claim(kcs[0], TRUE, True, demand=demand_of(raw, math=True))]
+        if m.group(4) is None:
+            return []
+        c = int(m.group(4))
+        least = not m.group(1).lower().startswith("a ")
+        ok = c == math.lcm(a, b) if least else c > 0 and c % a == 0 and c % b == 0
+        return [Claim(kcs[0], TRUE if ok else FALSE)]
+
+    def _claim(self, rel: str, nodes: list[Node], verdict: str, question: bool, raw: str,
+               context: str = "", also: frozenset[str] = frozenset()) -> Claim:
+        ops = operations(rel, nodes) | also
+        says_percent, says_division = _raw_words(raw)
+        if rel == "=" and "equation" not in ops and len(nodes) == 2 and (
+                self._template is not None and substituted(self._template, nodes)
+                or undone_and_checked(nodes[0], nodes[1])):
+            ops.add("equation")
+        if "precedence" not in ops and says_division and any(
+                "/" in (flat := op_set(n)) and {"+", "-"} & flat for n in nodes):
+            # "12 - 8 ÷ 4": the sign says the "/" is a division, not a fraction's bar
+            ops.add("precedence")
+        percent_like = any(pct_value(n) is not None or n.op == "*" or is_decimal(n) for s in nodes for n in subtrees(s))
+        if says_percent and percent_like:
+            ops.add("percent")
+        # a step continued from a percent step is checked against the percent misconceptions too (its component
+        # is still the one its own sentence performs)
+        extra = {"percent"} if context and percent_like and _PERCENT_WORD.search(context) else set()
+        if "whole_add" in ops:
+            for n in nodes:
+                r = rule_no_regrouping(n)
+                if r is not None:
+                    ops.add("whole_add_regroup")
+        kcs = [k for k in self.kc_ids if self._kc_ops[k] & ops]
+        if len(kcs) > 1:  # several components perform this computation: the most specific, then the words
+            words = content_stems(raw)[0]
+            kcs.sort(key=lambda k: (len(self._kc_ops[k] - ops), -len(self._kc_words[k] & words),
+                                    len(self._kc_ops[k])))
+        kc = kcs[0] if kcs else None
+        if extra - ops:
+            kcs += [k for k in self.kc_ids if k not in kcs and self._kc_ops[k] & extra]
+            kc = kc or (kcs[0] if kcs else None)
+        affirms, refutes = None, []
+        values: dict[str, Fraction | None] = {}
+        for mid in (m for k in kcs for m in self._mis_by_kc.get(k, ())) if kcs else ():
+            rule = self._rules.get(mid)
+            wrong = wrong_verdict(mid, rel, nodes, rule)
+            if wrong is None:
+                continue
+            truth, rule_says = wrong
+            if verdict == FALSE and not question and rule_says:
+                affirms = affirms or mid
+            elif (verdict == TRUE or question) and truth != rule_says:
+                refutes.append(mid)
+                values[mid] = wrong_value(mid, rel, nodes, rule)
+        # a false claim also exercises its component wrongly: keep the KC so mastery can fall
+        demand = demand_of(raw, math=True) if question else None
+        claim = Claim(kc, verdict, question, affirms, tuple(refutes), demand)
+        if refutes:  # a candidate counterexample: the turn must state or ask for its contrast (:meth:`_contrasted`)
+            self._pending[id(claim)] = (claim, values, question and len(nodes) == 2, written_tokens(nodes))
+        return claim
+
+    # -- propositions
+    def _facts(self, sent: str, asked: bool, framed: bool = False) -> list[Claim]:
+        """The proposition ``sent`` states (memoised per material: it depends on the sentence's words alone)."""
+        key = (self._mask(sent), asked, framed, self._names.pattern if self._names is not None else None)
+        return list(bounded(self._matched, key, lambda: tuple(match_proposition(
+            sent, asked, framed, self.props, self._by_stem, self._topic, self._names)), 8192))
+
+
+@functools.lru_cache(maxsize=1024)
+def _raw_words(raw: str) -> tuple[bool, bool]:
+    """Whether a sentence says a percent, and a division sign (once per sentence, not per claim)."""
+    return bool(_PERCENT_WORD.search(raw)), "÷" in raw or "div" in raw.lower()
+
+
+_PERCENT_WORD = re.compile(r"%|percent|per cent|\boff\b|discount", re.IGNORECASE)
+_PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|work out|solve|explain|describe|"
+                     r"compare|show|estimate|predict|convert|simplify|tell me|evaluate|determine|express|figure out)\b",
+                     re.IGNORECASE)
+# "How many dollars does it cost now?": a question asking for a quantity
+_ASKS_VALUE = re.compile(r"^\s*(?:(?:so|then|now|and)\s*,?\s+)?(?:how (?:much|many|far|long)\b|what(?:'s|\s+is|\s+does|"
+                         r"\s+will|\s+would|\s+do)\b|evaluate\b|find\b|compute\b|calculate\b|work\b)",
+                         re.IGNORECASE)
+# "Evaluate it.": a prompt on the expression the sentence before wrote out
+_PROMPT_BEFORE = re.compile(r"^\s*(?:now\s+)?(?:can you\s+)?(?:evaluate|simplify|compute|calculate|solve|work out|"
+                            r"find)\s+(?:it|this|that|the expression|this expression|the value)\b|"
+                            r"^\s*(?:now\s+)?(?:can you\s+)?work (?:it|this|that) out\b|"
+                            r"^\s*what (?:is|does) (?:it|that|this)(?: equal| come to| make)?\s*\?|"
+                            r"^\s*what (?:do|would|will) you get\s*\?", re.IGNORECASE)
+
+
+_ASKS_UNKNOWN = re.compile(r"\b(?:what (?:goes|number goes|belongs) in the (?:blank|box)|"
+                           r"(?:what is|what's|find|solve for) (?:the value of )?x\b|"
+                           r"what (?:number|value) (?:is|makes|goes)|solve (?:it|this|that)\b)",
+                           re.IGNORECASE)
+_SOLVED = re.compile(r"(?<![\w'])x\s*=\s*-?\d")  # an equation's solution stated: "x = 5"
+
+
+# "the answer is 38", "our final answer is **3/4**", "result: 26"
+_ANSWER = re.compile(r"\b(?:answer|result|solution)\b(?:\s+(?:is|=|:|comes to|works out to))?\s*[:=]?\s*"
+                     r"(-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?)\s*[.!]?\s*$", re.IGNORECASE)
+
+
+_READERS: dict[tuple, ContentReader] = {}
+
+
+def _reader(task: Task) -> ContentReader:
+    """One reader per distinct task content: a lesson rebuilt for every episode, or a math task drawn again with
+    the same numbers, reuses its reader (and the cache of its readings). 64 hold every lesson; a math draw is
+    rarely met again (8 hits in 1,862 act-mode episodes), and each reader kept holds its task and readings, which
+    every full garbage collection walks: with 512 kept, act mode ran 7-8 % slower."""
+    key = (task.task_set, task.id, task.statement, task.answer,
+           tuple((k.explanation, k.worked_example) for k in task.knowledge_components),
+           tuple(m.counterexample for m in task.misconceptions))
+    return bounded(_READERS, key, lambda: ContentReader(task), 64)
