@@ -41,12 +41,7 @@ CLI_DISPATCH = ("eval/cli.py", "train")  # may import train inside a function on
 KNOWN_BACK_EDGES: dict[tuple[str, str], str] = {}
 
 # Files that still use another module's underscore names: which, and what removes the line.
-KNOWN_PRIVATE_IMPORTS: dict[str, str] = {
-    "agents/tutor/probes.py": "adversarial._AdversarialTutor and act_text._STRATEGY_LEADS. Fix: public names in "
-                              "their modules (another branch, issue 29); remove this line when it is merged.",
-    "agents/student/verbaliser.py": "grading._NUMBER_WORDS. Fix: a public name in envs/grading.py (another branch, "
-                                    "issue 29); remove this line when it is merged.",
-}
+KNOWN_PRIVATE_IMPORTS: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
