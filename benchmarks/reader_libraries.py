@@ -13,7 +13,6 @@ the words it replaced, and of :func:`~tutorzoo.envs.reading.numbers.latex_value`
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 import subprocess
 import sys
@@ -35,20 +34,6 @@ def fresh_seconds(snippet: str) -> float:
     code = f"import time\nt = time.perf_counter()\n{snippet}\nprint(time.perf_counter() - t)"
     out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
-
-
-def _sum_of_words(phrase: str) -> str:
-    from tutorzoo.envs.reading.numbers import NUM_WORDS
-
-    total = current = 0
-    for w in re.split(r"[- ]+", phrase):
-        if w == "hundred":
-            current = max(current, 1) * 100
-        elif w == "thousand":
-            total, current = total + max(current, 1) * 1000, 0
-        elif w in NUM_WORDS:
-            current += NUM_WORDS[w]
-    return str(total + current)
 
 
 def per_call_us(fn, args: list, repeat: int) -> float:
@@ -73,7 +58,7 @@ def main() -> None:
     phrases = ["three hundred and five", "thirty-two", "two thousand and forty-two", "a hundred and five", "nineteen"]
     matches = [numbers.NUMBER_PHRASE.fullmatch(p) for p in phrases]
     print(f"word_number (text2num)         {per_call_us(numbers.word_number, matches, 2000):6.2f} us/call")
-    print(f"sum of the words               {per_call_us(_sum_of_words, phrases, 2000):6.2f} us/call")
+    print(f"sum of the words               {per_call_us(numbers.sum_of_words, phrases, 2000):6.2f} us/call")
     latex = [r"\frac{-3}{4}", r"3\times 10^{2}", r"2^{-1}", r"\sqrt{4}", r"\frac{0.5}{2}"]
     numbers.latex_value(latex[0])  # (the library's import is counted above)
     start = time.perf_counter()

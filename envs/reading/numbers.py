@@ -58,6 +58,7 @@ __all__ = [
     "latex_value",
     "parse_quantity",
     "plain_number",
+    "sum_of_words",
     "same_number",
     "word_number",
 ]
@@ -557,9 +558,14 @@ def word_number(m: re.Match) -> str:
     try:
         return str(text2num(_A_HUNDRED.sub("one hundred", phrase), "en"))
     except ValueError:
-        pass
-    # text2num refuses the few phrases the pattern admits with a "zero" after a scale ("two hundred zero"): they
-    # read as the sum of their words
+        # text2num refuses the few phrases the pattern admits with a "zero" after a scale ("two hundred zero"): they
+        # read as the sum of their words
+        return sum_of_words(phrase)
+
+
+def sum_of_words(phrase: str) -> str:
+    """A lower-case number phrase's value in digits, word by word: each word's value summed, "hundred" and
+    "thousand" scaling what comes before ("two hundred zero" -> "200")."""
     total = current = 0
     for w in re.split(r"[- ]+", phrase):
         if w == "hundred":
