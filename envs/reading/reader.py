@@ -161,6 +161,7 @@ class ContentReader:
         carry: list = []  # the last true step's (value, expression): "9 × 10 = 90; 90 ÷ 2 = 45" goes on from it
         problem: tuple[str, str] | None = None  # "Let's solve 6 + 4 × 8.": the expression the turn works out
         prev = ""
+        prompts: set[int] = set()  # the questions set as a task in the imperative (ids of their claims)
         for sent in sentences(text):
             # "Myth: heavy things sink.": a label before a colon frames what follows it
             framed = prev.endswith(":") and bool(REPORTED.search(prev))
@@ -248,11 +249,14 @@ class ContentReader:
                     spoken.update(m for c in found for m in (c.affirms, c.mentions, c.denies, *c.refutes) if m)
                 else:  # a computation that is also the counterexample said
                     claims += [c for c in found if c.refutes and c.verdict == TRUE]
+            if asked and not sent.rstrip().endswith("?"):  # "Find the area: …", "Evaluate 6 + 4 × 8.": set as a task
+                prompts.update(id(c) for c in claims[start:] if c.question)
             reported = REPORT_FRAME.match(sent)
             if len(claims) > start or reported or not sent.endswith(":"):
                 # ("Actually, no:" is no sentence to retract: the one before it is)
                 target = (start, len(claims), sent[reported.end():] if reported and sent[reported.end():].strip()
                           else sent)
+        claims = answered_in_turn(claims, prompts)
         if self._pending:
             claims = self._contrasted(claims, norms, spoken)
         return Reading(tuple(claims)) if claims else EMPTY
@@ -454,6 +458,24 @@ class ContentReader:
         key = (self._mask(sent), asked, framed, self._names.pattern if self._names is not None else None)
         return list(bounded(self._matched, key, lambda: tuple(match_proposition(
             sent, asked, framed, self.props, self._by_stem, self._topic, self._names)), 8192))
+
+
+WORKED_AFTER = 2  # true statements on a component after a problem set in the imperative: its worked solution
+
+
+def answered_in_turn(claims: list[Claim], prompts: set[int]) -> list[Claim]:
+    """The claims without the problems the turn works itself: a problem set in the imperative ("Find the area:",
+    "Evaluate 35 - 12 + 5 × 8.", the ids in ``prompts``) and followed by two or more true statements on its
+    component (its worked solution) is a worked example shown to the student, not a question put to it. A question
+    asked ("… ?"), a problem with one hint after it, or one asked again after the steps ("… What do you get?")
+    stays asked."""
+    last: dict[str, int] = {}
+    for i, c in enumerate(claims):
+        if c.question and c.kc is not None:
+            last[c.kc] = i
+    worked = {kc for kc, i in last.items() if id(claims[i]) in prompts and sum(
+        1 for c in claims[i + 1:] if c.kc == kc and c.verdict == TRUE and not c.question) >= WORKED_AFTER}
+    return [c for c in claims if not (c.question and c.kc in worked and id(c) in prompts)] if worked else claims
 
 
 @functools.lru_cache(maxsize=1024)

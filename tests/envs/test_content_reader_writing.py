@@ -620,3 +620,31 @@ def test_a_lone_solution_is_checked_only_against_an_equation_of_its_turn() -> No
     # the turn may work another equation than the task's (an item's, said in an earlier turn): unchecked
     assert reader.read("x = 10.").claims == ()
     assert [c.verdict for c in reader.read("x + 9 = 19. Subtract 9: x = 10.").claims] == [TRUE, TRUE]
+
+
+@pytest.mark.parametrize(("task_set", "task_id", "text"), [
+    # a lecture's worked example: the problem set in the imperative, then its solution
+    ("math", "triangle_area", "Find the area: Area of a triangle = 1/2 × base × height, with the height at a right "
+     "angle to the base. The base is 10 and the perpendicular height is 10; the 15 side is slanted and not used. "
+     "1/2 × 10 × 10 = 50."),
+    ("math", "order_of_operations", "Evaluate 35 - 12 + 5 × 8. Multiplication comes before addition and "
+     "subtraction: 5 × 8 = 40. The expression is now 35 - 12 + 40. Add and subtract from left to right: "
+     "35 - 12 = 23. 23 + 40 = 63."),
+])
+def test_a_problem_the_turn_works_itself_is_no_question(task_set, task_id, text) -> None:
+    """A worked example shows a solution; the student is not asked for one (no practice, no generation effect)."""
+    reading = _reader(task_set, task_id).read(text)
+    assert reading.kc is not None and reading.true_statements(reading.kc) >= 2, reading
+    assert not any(c.question for c in reading.claims), reading
+
+
+@pytest.mark.parametrize("text", [
+    "Evaluate 26 - 19 + 9 × 2.",  # the problem alone
+    "Evaluate 26 - 19 + 9 × 2. Hint: multiplication comes before addition and subtraction.",  # one hint after
+    "In 26 - 19 + 9 × 2, is 9 × 2 worked out before the addition? Multiplication comes before addition and "
+    "subtraction. Then add and subtract from left to right.",  # asked with a question mark, then explained
+    "Evaluate 26 - 19 + 9 × 2. First, 9 × 2 = 18. The expression is now 26 - 19 + 18. What do you get?",
+])
+def test_a_problem_left_to_the_student_stays_a_question(text) -> None:
+    reading = _reader("math", "order_of_operations").read(text)
+    assert any(c.question and c.kc is not None for c in reading.claims), (text, reading)
