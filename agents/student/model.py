@@ -51,10 +51,11 @@ zone *above* if :math:`g \ge 2`, *below* if :math:`g \le -2`, else *within* (the
 - *question* mode (``is_question``, a generative strategy or ``guide_reasoning`` / ``check_understanding``): an
   active misconception of :math:`k` fires with 0.75 (``incorrect``); else the student succeeds with
   :math:`p = (1 - m)[L_k(1-S') + (1-L_k)G] \cdot z` (:math:`z` 1 within, 0.8 at :math:`g = 1`, 0.25 above), a
-  scaffold adding :math:`0.4 (1 - p)`. Success at :math:`D > b` raises :math:`b` by one; on L3 a curious
-  student extends (``higher_order``) with :math:`p = curiosity (0.5 + 0.5 e)`. Weight :math:`w` = 2 on success
-  (the generation effect), 0.25 on failure or when a misconception fired (0.5 for a failure inside a scaffold:
-  it is worked through); a stuck student asks for a hint with :math:`p = help\_seeking (0.5 + 0.5\,metacognition)`;
+  scaffold (or an exposition of :math:`k` not yet practised, see *Uptake*) adding :math:`0.4 (1 - p)`. Success
+  at :math:`D > b` raises :math:`b` by one; on L3 a curious student extends (``higher_order``) with
+  :math:`p = curiosity (0.5 + 0.5 e)`. Weight :math:`w` = 2 on success (the generation effect), 0.25 on
+  failure or when a misconception fired (0.5 for a failure inside a scaffold: it is worked through); a stuck
+  student asks for a hint with :math:`p = help\_seeking (0.5 + 0.5\,metacognition)`;
 - *explain* mode (anything else with content): :math:`w = 0.85 (1 - 0.8 L_k)\,uptake` (worked examples help
   novices most; a ``summarize`` turn 0.3 of that); ``reveals_answer`` instead memorises the ``revealed_items``
   (:math:`p = 0.95`) and has :math:`w = 0.1`; plain ``encourage`` has :math:`w = 0`.
@@ -101,11 +102,13 @@ accuracy and learn less from one who erred (Koenig & Harris, 2005). A counterexa
 - *exposition competes with a held wrong rule* (refutation text beats plain exposition by d ~ 0.4-0.6 and
   exposition still beats nothing; Guzzetti et al., 1993; Tippett, 2010): a turn stating the right idea on
   :math:`k` (true statements that are not themselves refutations, nothing false) primes a cut
-  :math:`c = 0.5\,a\,(0.6 + 0.4e)` (:math:`a` the component's attention share above) of the strength
-  :math:`s_m` of each active misconception of :math:`k`: a quarter of it at once (only what exceeds what is
+  :math:`c = 0.8\,a\,(0.6 + 0.4e)` (:math:`a` the component's attention share above) of the strength
+  :math:`s_m` of each active misconception of :math:`k`: 15% of it at once (only what exceeds what is
   already primed: the same exposition again adds nothing), the rest when the student next works a question on
-  :math:`k` (example-problem pairs, Sweller & Cooper, 1985); a right answer there cuts :math:`s_m` by another
-  30% (the right rule gains strength by use); :math:`s_m \ge 0.35`. An active misconception fires on a test
+  :math:`k` (example-problem pairs, Sweller & Cooper, 1985; Trafton & Reiser, 1993: an example studied and then a
+  problem solved teaches more than either alone), whose success chance the example in mind raises as a scaffold
+  does (:math:`+0.4 (1 - p)`); a right answer there cuts :math:`s_m` by another
+  30% (the right rule gains strength by use); :math:`s_m \ge 0.2`. An active misconception fires on a test
   item with :math:`s_m` times its rate, so the right answer becomes more likely while the wrong rule is still
   held; only a counterexample removes it.
 
@@ -214,14 +217,14 @@ UNSOLICITED_DECAY, SOLICITED_DECAY = 0.5, 0.75
 FOCUS = 2
 # exposition of the correct idea (Guzzetti et al., 1993; Tippett, 2010: refutation text beats plain exposition by
 # d ~ 0.4-0.6, exposition still beats nothing): each explained turn on a held misconception's component lowers
-# how often the wrong rule wins by 50% x attention x (0.6 + 0.4 e), down to 35% of its strength -- the right
+# how often the wrong rule wins by up to 80% x attention x (0.6 + 0.4 e), down to 20% of its strength -- the right
 # rule competes better (Siegler's overlapping waves); only a counterexample removes the wrong rule (repair)
-EXPOSITION, EXPOSITION_FLOOR = 0.5, 0.35
+EXPOSITION, EXPOSITION_FLOOR = 0.8, 0.2
 # a right answer on the component while the wrong rule is held: the right rule gains strength by use (Siegler)
 USE_CUT = 0.3
 # a held wrong rule interferes with learning on its component: learning there is scaled by 0.6 (mu)
 INTERFERENCE = 0.6
-EXPOSED_NOW = 0.25  # the share of an exposition's cut that holds without practice (the rest waits for a question)
+EXPOSED_NOW = 0.15  # the share of an exposition's cut that holds without practice (the rest waits for a question)
 # affect: encouragement lifts engagement by 0.3 (1 - e), multiplies anxiety by 0.85, raises confidence by 0.1 (1 - c)
 ENCOURAGE_LIFT, ENCOURAGE_CALM, ENCOURAGE_CONFIDENCE = 0.3, 0.85, 0.1
 ABOVE_ANXIETY, ABOVE_CONFIDENCE = 0.1, 0.95  # a demand above the ZPD: anxiety + 0.1 (1 - a), confidence x0.95
@@ -618,7 +621,9 @@ def _p_success(state: StudentState, act: TutorAct, turn: TurnReading, zone: str)
     p, lk = state.persona, state.mastery[turn.kc]
     success = lk * (1.0 - _slip(state)) + (1.0 - lk) * p.guess
     success *= (1.0 - p.misread_rate) * ZONE_SUCCESS[zone]
-    if turn.scaffold:
+    if turn.scaffold or state.primed.get(turn.kc, 0.0) > 0.0:
+        # a hint or first step beside the question, or an exposition of its component not yet practised (the
+        # example in mind: example-problem pairs, Trafton & Reiser, 1993)
         success += SCAFFOLD_BOOST * (1.0 - success)
     if act.reveals_answer:
         success += REVEAL_HELP * (1.0 - success)

@@ -83,10 +83,6 @@ def test_explain_then_ask_stays_below_socratic(results) -> None:
     assert d < -2 * se, (d, se)  # an adaptive tutor that also refutes teaches more
 
 
-# Open gap (issue 26): explain-then-ask keeps 0.59 of socratic's gain on 64 paired specs
-# (benchmarks/reward_validity.py --seeds 4 --per-family 2) but 0.34 on this test's sample. strict: remove the marker
-# once it keeps half here too.
-@pytest.mark.xfail(strict=True, reason="open gap: explain-then-ask keeps under half of socratic's gain on this sample")
 def test_explain_then_ask_keeps_half_of_socratic(results) -> None:
     ask, soc = results["probe_explain_ask"][:, 0], results["socratic"][:, 0]
     assert ask.mean() >= 0.5 * soc.mean()
