@@ -338,9 +338,9 @@ class HFBackend:
             return self._plain_states(out)
         from transformers.cache_utils import DynamicCache
 
-        suffix, store = self._generation_suffix, self.prefix_cache
-        ends = chunk_ends(prompt, cached, suffix, self.eos_ids)
-        found = store.lookup(prompt, ends, len(suffix))
+        header, store = self._assistant_header, self.prefix_cache
+        ends = chunk_ends(prompt, cached, header, self.eos_ids)
+        found = store.lookup(prompt, ends, len(header))
         start = ends[len(found) - 1] if found else 0
         states: list[tuple[torch.Tensor, torch.Tensor]] | None = None
         if found:
@@ -364,9 +364,9 @@ class HFBackend:
                 return None
             if end in stored:
                 store.put(prompt, start, end, [(k[:, :, start:end].clone(), v[:, :, start:end].clone())
-                                               for k, v in states], len(suffix))
+                                               for k, v in states], len(header))
             start = end
-        store.touch(prompt, ends, len(suffix))
+        store.touch(prompt, ends, len(header))
         store.computed(cached - (ends[len(found) - 1] if found else 0))
         assert states is not None  # cached >= 1: at least one pass ran or a chunk was found
         return states
@@ -403,14 +403,29 @@ class HFBackend:
 
     @functools.cached_property
     def _generation_suffix(self) -> tuple[int, ...]:
-        """The token ids the generation prompt adds at the end of a rendered conversation (``<|assistant|>\\n``),
-        or ``()`` when rendering with it does not extend rendering without it."""
-        probe = [{"role": "user", "content": "Hello."}]
+        """The token ids the generation prompt ends a rendered conversation with (``<|assistant|>\\n``), or ``()``."""
+        return self._assistant_marks[0]
+
+    @functools.cached_property
+    def _assistant_header(self) -> tuple[int, ...]:
+        """The token ids that open an assistant turn both in the generation prompt and in a rendered history
+        (``<|im_start|>assistant\\n`` where Qwen3's generation prompt goes on with an empty think block): the
+        prefix cache's chunks end before them. ``()`` when the template shows none."""
+        return self._assistant_marks[1]
+
+    @functools.cached_property
+    def _assistant_marks(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        user = [{"role": "user", "content": "Hello."}]
         try:
-            bare, full = self._render(probe, generation_prompt=False), self._render(probe)
+            bare, prompt = self._render(user, generation_prompt=False), self._render(user)
+            # an earlier turn, as a history renders it (templates may render the last assistant turn otherwise)
+            turn = self._render([*user, {"role": "assistant", "content": "Hi there."},
+                                 {"role": "user", "content": "Thanks."}], generation_prompt=False)
         except Exception:  # a template that refuses the probe: chunks end only after the first end of turn
-            return ()
-        return tuple(full[len(bare):]) if len(full) > len(bare) and full[:len(bare)] == bare else ()
+            return (), ()
+        start = _common_prefix(bare, prompt)  # templates that close a rendering without the prompt differ here
+        suffix = tuple(prompt[start:])
+        return suffix, suffix[:max(0, _common_prefix(prompt, turn) - start)]
 
     @property
     def _cache_key(self) -> str:
@@ -516,6 +531,12 @@ class _RowSampler:
         uniform = torch.stack([torch.rand(vocab, generator=g) for g in self.generators]).to(logits.device)
         gumbel = -torch.log(-torch.log(uniform.clamp_min(torch.finfo(torch.float32).tiny)))
         return logits.log_softmax(dim=-1) + gumbel
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    """How many leading ids ``a`` and ``b`` share."""
+    n = min(len(a), len(b))
+    return next((i for i in range(n) if a[i] != b[i]), n)
 
 
 def _filled_layer(keys: torch.Tensor, values: torch.Tensor) -> Any:

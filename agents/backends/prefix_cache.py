@@ -2,15 +2,15 @@
 what it adds: chunk by chunk, bounded by tokens, the least recently used chunk dropped first.
 
 A prompt's prefill is cut into **chunks** at ends that its own tokens decide (:func:`chunk_ends`): before every
-occurrence of the generation prompt (``<|assistant|>\\n``, ``<|im_start|>assistant\\n``...), which is where
-the previous request of the same conversation stopped, and after the first end-of-turn token (the system
-prompt, shared by a seat's conversations). Each chunk is one forward pass of the model over the chunk's tokens
-on top of the keys and values of the chunks before it, and this is the only way the backend ever computes them,
-whether every chunk is computed anew or all but the last come from this store. A chunk's keys and values are
-therefore a function of the token ids up to its end (and the few after it that made the end an end), never of
-what was stored, evicted, or batched beside it: a cache hit gives the very bits a miss computes, in any order.
-(A prefill of the whole prompt in one pass gives other bits in the last place: the kernels' reductions depend
-on the shapes they run on.)
+assistant header (``<|assistant|>\\n``, ``<|im_start|>assistant\\n``...: the tokens that open an assistant turn,
+in the generation prompt and in the history alike), which is where the previous request of the same conversation
+stopped, and after the first end-of-turn token (the system prompt, shared by a seat's conversations). Each chunk
+is one forward pass of the model over the chunk's tokens on top of the keys and values of the chunks before it,
+and this is the only way the backend ever computes them, whether every chunk is computed anew or all but the
+last come from this store. A chunk's keys and values are therefore a function of the token ids up to its end
+(and the few after it that made the end an end), never of what was stored, evicted, or batched beside it: a
+cache hit gives the very bits a miss computes, in any order. (A prefill of the whole prompt in one pass gives
+other bits in the last place: the kernels' reductions depend on the shapes they run on.)
 
 An entry is keyed by the exact token ids it covers, lookahead included; a prompt reuses the longest run of its
 own chunks that is stored from its start, so a conversation truncated at the left, or a template that renders
@@ -19,7 +19,7 @@ earlier turns anew, simply misses and is computed in full.
 Example::
 
     cache = PrefixCache(max_tokens=65536)
-    ends = chunk_ends(ids, cached=len(ids) - 2, suffix=(5, 204), first_stops=(2,))
+    ends = chunk_ends(ids, cached=len(ids) - 2, header=(5, 204), first_stops=(2,))
     found = cache.lookup(ids, ends, lookahead=2)             # per-layer (keys, values) of the first len(found)
     cache.put(ids, ends[len(found) - 1] if found else 0, ends[len(found)], layers, lookahead=2)
 """
@@ -35,21 +35,21 @@ from typing import Any
 Layers = list[tuple[Any, Any]]  # one (keys, values) pair of tensors [1, heads, tokens, head_dim] per layer
 
 
-def chunk_ends(ids: Sequence[int], cached: int, suffix: Sequence[int], first_stops: Sequence[int]) -> list[int]:
+def chunk_ends(ids: Sequence[int], cached: int, header: Sequence[int], first_stops: Sequence[int]) -> list[int]:
     """The ends of the stored chunks of ``ids[:cached]``, ascending: every ``q`` in ``1..cached`` where
-    ``ids[q:]`` starts with ``suffix`` (the generation prompt), and the position after the first token in
+    ``ids[q:]`` starts with ``header`` (an assistant turn's opening), and the position after the first token in
     ``first_stops`` (end-of-turn tokens). ``ids[last end:cached]``, if not empty, is a tail chunk, never stored.
 
     Example::
 
-        chunk_ends([1, 9, 2, 5, 204, 7, 2, 5, 204], cached=7, suffix=(5, 204), first_stops=(2,))   # [3, 7]
+        chunk_ends([1, 9, 2, 5, 204, 7, 2, 5, 204], cached=7, header=(5, 204), first_stops=(2,))   # [3, 7]
     """
     ends: set[int] = set()
-    n = len(suffix)
+    n = len(header)
     if n:
-        first = suffix[0]
-        for q in range(1, cached + 1):
-            if ids[q] == first and list(ids[q:q + n]) == list(suffix):
+        first, pattern = header[0], list(header)
+        for q in range(1, min(cached, len(ids) - 1) + 1):
+            if ids[q] == first and list(ids[q:q + n]) == pattern:
                 ends.add(q)
     stops = set(first_stops)
     for q, token in enumerate(ids[:cached]):

@@ -16,23 +16,23 @@ from tutorzoo.agents.backends.hf import HFBackend  # noqa: E402
 from tutorzoo.agents.backends.prefix_cache import PrefixCache, chunk_ends  # noqa: E402
 from tutorzoo.envs.errors import ConfigError  # noqa: E402
 
-SUFFIX, STOP = (5, 6), 2  # a two-token generation prompt and an end-of-turn token
+HEADER, STOP = (5, 6), 2  # a two-token assistant header and an end-of-turn token
 
 
 @pytest.mark.parametrize(
-    ("ids", "cached", "suffix", "ends"),
+    ("ids", "cached", "header", "ends"),
     [
-        ([1, 9, 9, STOP, 8, STOP, 5, 6], 6, SUFFIX, [4, 6]),  # after the first end of turn; before the gen. prompt
-        ([1, 9, STOP, 8, STOP, 5, 6, 7, STOP, 8, STOP, 5, 6], 11, SUFFIX, [3, 5, 11]),  # each reply's start is an end
-        ([1, 9, STOP, 8, STOP, 5, 6], 6, (), [3]),  # no generation prompt known: the first end of turn only
-        ([1, 9, 9, 5, 6, 4], 5, SUFFIX, [3]),  # no end of turn; [3:5] is a tail chunk, not stored
-        ([1, 5, 6, 9, 5, 6], 3, SUFFIX, [1]),  # an end past ``cached`` is not one
-        ([1, 9, 9, 9], 3, SUFFIX, []),  # nothing to store: one tail chunk
+        ([1, 9, 9, STOP, 8, STOP, 5, 6], 6, HEADER, [4, 6]),  # after the first end of turn; before the header
+        ([1, 9, STOP, 8, STOP, 5, 6, 7, STOP, 8, STOP, 5, 6], 11, HEADER, [3, 5, 11]),  # each reply's start is an end
+        ([1, 9, STOP, 8, STOP, 5, 6], 6, (), [3]),  # no assistant header known: the first end of turn only
+        ([1, 9, 9, 5, 6, 4], 5, HEADER, [3]),  # no end of turn; [3:5] is a tail chunk, not stored
+        ([1, 5, 6, 9, 5, 6], 3, HEADER, [1]),  # an end past ``cached`` is not one
+        ([1, 9, 9, 9], 3, HEADER, []),  # nothing to store: one tail chunk
     ],
     ids=["system-then-prompt", "turns", "no-suffix", "tail", "past-cached", "no-ends"],
 )
-def test_chunk_ends(ids: list[int], cached: int, suffix: tuple[int, ...], ends: list[int]) -> None:
-    assert chunk_ends(ids, cached, suffix, (STOP,)) == ends
+def test_chunk_ends(ids: list[int], cached: int, header: tuple[int, ...], ends: list[int]) -> None:
+    assert chunk_ends(ids, cached, header, (STOP,)) == ends
 
 
 def layers(start: int, end: int) -> list[tuple[Any, Any]]:
@@ -149,3 +149,26 @@ def test_the_prefix_cache_can_be_turned_off_and_rejects_a_negative_bound(tiny_mo
     assert len(off.prefix_cache) == 0
     with pytest.raises(ConfigError, match="prefix_cache_tokens must be >= 0"):
         HFBackend(str(tiny_model_dir), prefix_cache_tokens=-1)
+
+
+@pytest.mark.parametrize(
+    ("family", "plain"),
+    [("qwen3", True),  # the generation prompt goes on with an empty think block that history turns lack
+     ("phi3", True),  # a rendering without the generation prompt ends with EOS, one with it does not
+     ("llama3_2", True), ("gemma2", False)],  # Gemma's sliding-window cache keeps generate's own prefill
+)
+def test_chat_families_reuse_the_last_turn_and_reply_as_computed_anew(
+        family: str, plain: bool, tmp_path_factory: pytest.TempPathFactory) -> None:
+    from tutorzoo.train.tiny_families import build_family_model
+
+    path = str(build_family_model(family, tmp_path_factory.mktemp(family), corpus_episodes=2))
+    warm, cold = HFBackend(path, threads=1), HFBackend(path, threads=1)
+    config = GenerationConfig(max_new_tokens=6, temperature=1.0, seed=2)
+    warm.generate([turns(2)], config)
+    earlier, _ = warm.encode(turns(2), 6)
+    [again] = warm.generate([turns(3)], config)
+    assert warm._plain_cache is plain
+    if plain:  # the whole earlier prompt but its generation prompt came from the store
+        assert warm.prefix_cache.hits >= len(earlier) - len(warm._generation_suffix)
+        assert warm._generation_suffix[:len(warm._assistant_header)] == warm._assistant_header != ()
+    assert again.text == cold.generate([turns(3)], config)[0].text
