@@ -24,8 +24,9 @@ machine's other processes take from it: a single pair measured while other proce
 a third of the bound and more.
 
 ``--hf`` plays the tiny offline model as tutor (``hf:``) and student (``llm:hf:``) batched (``--in-flight``
-episodes in lockstep) and one episode at a time, and prints the speed-up (goal >= 4x). Every run is also
-checked against sequential play of its first ``--check`` episodes: the records must be identical.
+episodes in lockstep) and one episode at a time, each from empty prefix caches (the backends' stores of prompt
+keys and values), and prints the speed-up (goal >= 4x) and the share of prompt tokens the caches served. Every run
+is also checked against sequential play of its first ``--check`` episodes: the records must be identical.
 
     python benchmarks/endpoint_throughput.py [--episodes 32] [--in-flight 32] [--latency 0.25] [--max-turns 4]
                                              [--hf] [--check 4] [--repeat 3]
@@ -232,12 +233,24 @@ def hf(episodes: int, in_flight: int, max_turns: int, check: int, max_new_tokens
         options = {"threads": 1, "batch_size": in_flight, "max_new_tokens": max_new_tokens}
         tutor = make_tutor(f"hf:{model}", **options)
         make_student = make_student_factory(f"llm:hf:{model}", **options)
+        backends = (tutor.backend, make_student(PERSONAS[0]).backend)
         play(specs[:2], tutor, make_student, batch_size=2)  # first-call costs
-        t_batched, batched = timed(lambda: play(specs, tutor, make_student, batch_size=in_flight))
-        t_sequential, sequential = timed(lambda: play(specs, tutor, make_student, batch_size=1))
+
+        def cold(batch_size: int) -> Callable[[], list[dict]]:
+            def run() -> list[dict]:
+                return play(specs, tutor, make_student, batch_size=batch_size)
+
+            for backend in backends:  # each run starts from empty prefix caches, as a run of new episodes does
+                backend.prefix_cache.clear()
+            return run
+
+        t_batched, batched = timed(cold(in_flight))
+        reused = [backend.prefix_cache.hits / max(1, backend.prefix_cache.hits + backend.prefix_cache.misses)
+                  for backend in backends]
+        t_sequential, sequential = timed(cold(1))
     return {"batched_s": t_batched, "sequential_s": t_sequential, "speedup": t_sequential / t_batched,
             "identical": canonical(batched) == canonical(sequential),
-            "failures": sum(len(r["failures"]) for r in batched)}
+            "failures": sum(len(r["failures"]) for r in batched), "reused": reused}
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -261,7 +274,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         r = hf(args.episodes, args.in_flight, args.max_turns, args.check, args.max_new_tokens)
         print(f"hf tiny, tutor + llm student, {args.episodes} episodes: batched x{args.in_flight} "
               f"{r['batched_s']:.2f}s, one at a time {r['sequential_s']:.2f}s, speed-up {r['speedup']:.2f}x "
-              f"(goal >= 4x); identical records: {r['identical']}; failures: {r['failures']}")
+              f"(goal >= 4x); identical records: {r['identical']}; failures: {r['failures']}; prompt tokens from "
+              f"the prefix cache: tutor {r['reused'][0]:.0%}, student {r['reused'][1]:.0%}; load average "
+              f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
         return r
     r = endpoint(args.episodes, args.in_flight, args.latency, args.max_turns, args.check, args.repeat)
     print(f"{args.episodes} episodes, {args.in_flight} in flight, latency {args.latency:g}s, fastest of "

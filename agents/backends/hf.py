@@ -17,13 +17,24 @@ left padding.
   reply does not depend on the conversations batched with it; the caller's torch random state is untouched.
   ``generate_many`` takes one config per conversation (each as its own call), and inside the engine's lockstep
   rounds (:mod:`tutorzoo.envs.lockstep`) the requests of every episode in flight go out as one batch.
-- **Prefill row by row, decode in batches**: each prompt's keys and values (all but its last token) are computed
-  alone, with the causal kernel over its own length, and laid out left-padded in one cache with room reserved for
-  the reply; ``generate`` then decodes the whole batch from there. A padded batch's own prefill attends over the
-  longest prompt's square for every row through a mask, which on lockstep episodes' prompts (hundreds of tokens
-  of varied length) costs more per row than one prompt alone; the decoding steps are what batching saves. Models
-  whose cache is not plain per-layer keys and values (sliding-window or linear-attention layers) keep
-  ``generate``'s own prefill.
+- **Prefill row by row, decode in batches**: each prompt's keys and values (all but its generation prompt, or
+  all but its last token when a prompt of the batch does not end with it) are computed alone, with the causal
+  kernel over its own tokens, and laid out left-padded in one cache with room reserved for the reply; ``generate``
+  then decodes the whole batch from there. A padded batch's own prefill attends over the longest prompt's square
+  for every row through a mask, which on lockstep episodes' prompts (hundreds of tokens of varied length) costs
+  more per row than one prompt alone; the decoding steps are what batching saves.
+- **Prefix cache**: a conversation's next prompt repeats its last one, so the keys and values of prompt chunks are
+  kept (:mod:`~tutorzoo.agents.backends.prefix_cache`, ``prefix_cache_tokens`` of them, by default as many as
+  1 GiB holds; ``0`` turns it off) and a prompt computes only the chunks after the longest stored run of its own.
+  A prompt is always computed chunk by chunk at ends its own token ids decide, hit or miss, so its keys and values
+  are the same bits whatever was stored, evicted or batched beside it: a reply depends on the cache and the
+  order of the requests not at all, and on its batch no more than the batched decoding steps make it. (One pass
+  over the whole prompt gives other bits in the last place.) A prompt truncated at the left, or a
+  history the template renders anew, finds no stored chunk past where it changed and is computed from there.
+  The keys and values of a reply's own tokens are not kept: the batched decoding steps compute them (their bits
+  depend on the batch), and a reply's text rarely re-encodes to the ids it was sampled as.
+- **Models whose cache is not plain per-layer keys and values** (sliding-window or hybrid layers as in Gemma,
+  linear-attention layers) keep ``generate``'s own padded prefill, without the prefix cache.
 - **Long prompts** are truncated from the left, keeping the system message: the oldest other messages are
   dropped whole until the prompt fits in ``context_length - max_new_tokens`` tokens; if the last message
   alone is still too long, its oldest tokens are cut. ``meta`` reports ``truncated_messages`` and
@@ -58,6 +69,7 @@ import torch
 
 from tutorzoo.agents.backends.base import GenerationConfig, GenerationResult, row_seed
 from tutorzoo.agents.backends.chat_render import PINNED_DATE, ChatRenderer
+from tutorzoo.agents.backends.prefix_cache import PrefixCache, chunk_ends
 from tutorzoo.envs.errors import ConfigError
 from tutorzoo.envs.lockstep import current_gate
 
@@ -69,6 +81,7 @@ DTYPES: dict[str, torch.dtype] = {
 ROLES = ("system", "user", "assistant")
 _CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
 _DEFAULT_CONTEXT = 2048
+PREFIX_CACHE_BYTES = 1 << 30  # the prefix cache's default bound: as many tokens as 1 GiB of keys and values holds
 
 
 def _pick_device(device: str | None) -> torch.device:
@@ -129,6 +142,7 @@ class HFBackend:
         threads: int | None = None,
         enable_thinking: bool = False,
         date_string: str = PINNED_DATE,
+        prefix_cache_tokens: int | None = None,
     ) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -136,6 +150,10 @@ class HFBackend:
             raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
         if max_context is not None and max_context < 2:
             raise ConfigError(f"max_context must be >= 2 tokens, got {max_context}")
+        if prefix_cache_tokens is not None and prefix_cache_tokens < 0:
+            raise ConfigError(f"prefix_cache_tokens must be >= 0 (0 turns the prefix cache off), got "
+                              f"{prefix_cache_tokens}")
+        self.prefix_cache_tokens = prefix_cache_tokens
         if threads is not None:
             if threads < 1:
                 raise ConfigError(f"threads must be >= 1, got {threads}")
@@ -275,9 +293,10 @@ class HFBackend:
         return replies
 
     def _prefill_rows(self, prompts: list[list[int]], width: int, room: int) -> Any | None:
-        """The key/value cache of every prompt but its last token, each row computed alone and left-padded to
-        ``width - 1`` positions, with ``room`` more reserved; ``generate`` then starts from the last prompt token
-        of every row.
+        """The key/value cache of every prompt but its generation prompt (or its last token), each row computed
+        alone and left-padded to ``width - tail`` positions, with ``room`` more reserved; ``generate`` then starts
+        from the last ``tail`` prompt tokens of every row: the generation prompt's when every prompt ends with it,
+        else the last token.
 
         A padded batch's prefill attends over ``width x width`` positions per row through an explicit mask, while
         one row alone runs the causal kernel over its own length: on the prompts of lockstep episodes (hundreds of
@@ -289,26 +308,124 @@ class HFBackend:
         """
         if not self._plain_cache or min(len(p) for p in prompts) < 2:
             return None
-        from transformers.cache_utils import DynamicCache, DynamicLayer
-
+        suffix = self._generation_suffix
+        ends_with_suffix = bool(suffix) and all(len(p) > len(suffix) and tuple(p[-len(suffix):]) == suffix
+                                                for p in prompts)
+        tail = len(suffix) if ends_with_suffix else 1
         reserved_layer = _reserved_layer_class()
         layers: list[Any] = []
-        last_only = {"logits_to_keep": 1} if "logits_to_keep" in self._forward_args else {}  # no logits needed
         for row, prompt in enumerate(prompts):
-            out = self.model(input_ids=torch.tensor([prompt[:-1]], dtype=torch.long, device=self.device),
-                             use_cache=True, **last_only)
-            cache = out.cache if "cache" in out else out.past_key_values
-            if not all(type(layer) is DynamicLayer for layer in getattr(cache, "layers", [None])):
-                self._plain_cache = False  # the model's cache is what it is: not asked again
+            states = self._prefill_row(prompt, len(prompt) - tail)
+            if states is None:
                 return None
             if not layers:
-                layers = [reserved_layer(layer.keys, layer.values, len(prompts), width - 1, room)
-                          for layer in cache.layers]
-            for reserved, layer in zip(layers, cache.layers, strict=True):
-                reserved.put(row, layer.keys[0], layer.values[0])
+                layers = [reserved_layer(keys, values, len(prompts), width - tail, room) for keys, values in states]
+            for reserved, (keys, values) in zip(layers, states, strict=True):
+                reserved.put(row, keys[0], values[0])
+        from transformers.cache_utils import DynamicCache
+
         batched = DynamicCache()
         batched.layers = list(layers)
         return batched
+
+    def _prefill_row(self, prompt: list[int], cached: int) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
+        """Keys and values ``[1, heads, cached, head_dim]`` per layer of ``prompt[:cached]``, chunk by chunk through
+        the prefix cache (one pass over the whole when it is off); None when the model's cache is not plain."""
+        last_only = {"logits_to_keep": 1} if "logits_to_keep" in self._forward_args else {}  # no logits needed
+        if self.prefix_cache_tokens == 0:
+            out = self.model(input_ids=torch.tensor([prompt[:cached]], dtype=torch.long, device=self.device),
+                             use_cache=True, **last_only)
+            return self._plain_states(out)
+        from transformers.cache_utils import DynamicCache
+
+        header, store = self._assistant_header, self.prefix_cache
+        ends = chunk_ends(prompt, cached, header, self.eos_ids)
+        found = store.lookup(prompt, ends, len(header))
+        start = ends[len(found) - 1] if found else 0
+        states: list[tuple[torch.Tensor, torch.Tensor]] | None = None
+        if found:
+            states = [(torch.cat([chunk[i][0] for chunk in found], dim=2), torch.cat([chunk[i][1] for chunk in found],
+                                                                                     dim=2))
+                      for i in range(len(found[0]))]
+        stored = set(ends)
+        todo = [end for end in ends if end > start] + ([cached] if cached > max(ends, default=0) else [])
+        for end in todo:
+            kwargs: dict[str, Any] = {}
+            if states is not None:
+                # the past enters a pass as one contiguous tensor per layer, whether it was stored or computed by
+                # the pass before: the same pass on the same bits
+                past = DynamicCache()
+                past.layers = [_filled_layer(k.contiguous(), v.contiguous()) for k, v in states]
+                kwargs[self._cache_key] = past
+            out = self.model(input_ids=torch.tensor([prompt[start:end]], dtype=torch.long, device=self.device),
+                             use_cache=True, **last_only, **kwargs)
+            states = self._plain_states(out)
+            if states is None:
+                return None
+            if end in stored:
+                store.put(prompt, start, end, [(k[:, :, start:end].clone(), v[:, :, start:end].clone())
+                                               for k, v in states], len(header))
+            start = end
+        store.touch(prompt, ends, len(header))
+        store.computed(cached - (ends[len(found) - 1] if found else 0))
+        assert states is not None  # cached >= 1: at least one pass ran or a chunk was found
+        return states
+
+    def _plain_states(self, out: Any) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
+        """The per-layer keys and values of a forward pass's cache; None (and no more asking) when its layers are
+        not plain :class:`~transformers.cache_utils.DynamicLayer` ones."""
+        from transformers.cache_utils import DynamicLayer
+
+        cache = out.cache if "cache" in out else out.past_key_values
+        if not all(type(layer) is DynamicLayer for layer in getattr(cache, "layers", [None])):
+            self._plain_cache = False  # the model's cache is what it is: not asked again
+            return None
+        return [(layer.keys, layer.values) for layer in cache.layers]
+
+    @functools.cached_property
+    def prefix_cache(self) -> PrefixCache:
+        """The keys and values of prompt chunks this backend has computed (see
+        :mod:`~tutorzoo.agents.backends.prefix_cache`), ``prefix_cache_tokens`` of them at most."""
+        return PrefixCache(self.prefix_cache_tokens if self.prefix_cache_tokens is not None else
+                           max(1, PREFIX_CACHE_BYTES // self._state_bytes_per_token()))
+
+    def _state_bytes_per_token(self) -> int:
+        """The bytes of keys and values one token takes over all layers (one pass over two tokens measures it)."""
+        with torch.inference_mode():
+            out = self.model(input_ids=torch.tensor([[self.tokenizer.pad_token_id] * 2], device=self.device),
+                             use_cache=True)
+        cache = out.cache if "cache" in out else out.past_key_values
+        total = 0
+        for layer in getattr(cache, "layers", []):
+            for tensor in (layer.keys, layer.values):
+                total += tensor.element_size() * tensor.numel() // max(1, tensor.shape[-2])
+        return max(1, total)
+
+    @functools.cached_property
+    def _generation_suffix(self) -> tuple[int, ...]:
+        """The token ids the generation prompt ends a rendered conversation with (``<|assistant|>\\n``), or ``()``."""
+        return self._assistant_marks[0]
+
+    @functools.cached_property
+    def _assistant_header(self) -> tuple[int, ...]:
+        """The token ids that open an assistant turn both in the generation prompt and in a rendered history
+        (``<|im_start|>assistant\\n`` where Qwen3's generation prompt goes on with an empty think block): the
+        prefix cache's chunks end before them. ``()`` when the template shows none."""
+        return self._assistant_marks[1]
+
+    @functools.cached_property
+    def _assistant_marks(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        user = [{"role": "user", "content": "Hello."}]
+        try:
+            bare, prompt = self._render(user, generation_prompt=False), self._render(user)
+            # an earlier turn, as a history renders it (templates may render the last assistant turn otherwise)
+            turn = self._render([*user, {"role": "assistant", "content": "Hi there."},
+                                 {"role": "user", "content": "Thanks."}], generation_prompt=False)
+        except Exception:  # a template that refuses the probe: chunks end only after the first end of turn
+            return (), ()
+        start = _common_prefix(bare, prompt)  # templates that close a rendering without the prompt differ here
+        suffix = tuple(prompt[start:])
+        return suffix, suffix[:max(0, _common_prefix(prompt, turn) - start)]
 
     @property
     def _cache_key(self) -> str:
@@ -414,6 +531,22 @@ class _RowSampler:
         uniform = torch.stack([torch.rand(vocab, generator=g) for g in self.generators]).to(logits.device)
         gumbel = -torch.log(-torch.log(uniform.clamp_min(torch.finfo(torch.float32).tiny)))
         return logits.log_softmax(dim=-1) + gumbel
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    """How many leading ids ``a`` and ``b`` share."""
+    n = min(len(a), len(b))
+    return next((i for i in range(n) if a[i] != b[i]), n)
+
+
+def _filled_layer(keys: torch.Tensor, values: torch.Tensor) -> Any:
+    """A :class:`~transformers.cache_utils.DynamicLayer` holding ``keys`` and ``values`` as they are (no copy)."""
+    from transformers.cache_utils import DynamicLayer
+
+    layer = DynamicLayer()
+    layer.lazy_initialization(keys, values)
+    layer.keys, layer.values = keys, values
+    return layer
 
 
 @functools.cache

@@ -128,10 +128,13 @@ def test_rows_prefilled_alone_reply_as_a_padded_batch_prefill_does(backend: HFBa
     calls: list[int] = []
     real = HFBackend._prefill_rows
 
+    tail = len(backend._generation_suffix)  # every prompt ends with the generation prompt: generate starts there
+    assert tail == 2  # the tiny template's "<|assistant|>" and "\n"
+
     def spy(self: HFBackend, rows: list, width: int, room: int):
         cache = real(self, rows, width, room)
         calls.append(len(rows))
-        assert cache is not None and all(layer.keys.shape[2] == width - 1 for layer in cache.layers)
+        assert cache is not None and all(layer.keys.shape[2] == width - tail for layer in cache.layers)
         return cache
 
     monkeypatch.setattr(HFBackend, "_prefill_rows", spy)
