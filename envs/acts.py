@@ -22,7 +22,7 @@ ACT_FIELD_KEYS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TutorAct:
     """The SID labels of one tutor turn plus what the simulator needs to know about it.
 
@@ -68,10 +68,15 @@ class TutorAct:
         """The act as a dict keyed as a transcript turn is (``info["last_act"]``): the SID fields under SID's
         names (``teacher_intent``, ``teaching_strategy``, ``teacher_guidance_level``, ``discipline``; the map is
         :data:`ACT_FIELD_KEYS`), the other attributes under their own. ``content`` is left out."""
-        d = {ACT_FIELD_KEYS.get(f.name, f.name): getattr(self, f.name) for f in fields(self) if f.name != "content"}
+        d = {key: getattr(self, name) for name, key in _DICT_KEYS}
         d["discipline"] = list(self.disciplines)
         d["revealed_items"] = list(self.revealed_items)
         return d
+
+
+# (attribute, key) of each field :meth:`TutorAct.to_dict` gives, in field order
+_DICT_KEYS: tuple[tuple[str, str], ...] = tuple(
+    (f.name, ACT_FIELD_KEYS.get(f.name, f.name)) for f in fields(TutorAct) if f.name != "content")
 
 
 @dataclass(frozen=True)

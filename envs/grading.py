@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Grade:
     """The grade of one answer. ``valid`` is false when no answer could be extracted (then not correct)."""
 

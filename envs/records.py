@@ -157,7 +157,7 @@ LEARNING_GAIN = "learning_gain"
 ENDED_BY: tuple[str, ...] = ("max_turns", "end_marker", "leak", "truncated", "failure", "unfinished")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """The numbers of an episode: test scores, gains and the reward credited (``None`` where not known)."""
 
@@ -189,7 +189,7 @@ _OUTCOME_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Outcome))
 _RUN_FIELDS = frozenset({"spec", "tutor", "student", "failures", "key", "judgments", "replicate", "run_seed"})
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class EpisodeRecord(Mapping[str, Any]):
     """One episode: one line of ``episodes.jsonl`` (docs/records.md has every field).
 

@@ -405,8 +405,11 @@ class TutoringEnv(AECEnv):
             if moved and not act.discipline_transfer:  # (else the act is unchanged: no dataclasses.replace)
                 act = replace(act, discipline_transfer=True)
         text = verbalise_act(act, self._task, self._rng)
-        # the act's labels are the tutor's choice; the student learns from what its words say, read as in text mode
-        return replace(act, content=self._reader.read(text)), text
+        # the act's labels are the tutor's choice; the student learns from what its words say, read as in text mode.
+        # A closing act (its end flag set) is followed by the post-test, never by a student turn: nothing learns from
+        # its words, so they are not read and its content is the empty reading.
+        content = EMPTY_READING if act.ends_session else self._reader.read(text)
+        return replace(act, content=content), text
 
     def _credit(self, components: dict[str, float]) -> None:
         """Credit weighted components to the tutor now and add them to the episode's totals."""

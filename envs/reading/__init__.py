@@ -2,7 +2,8 @@ r"""The content reader: what a tutor turn *says* about the task, each claim chec
 
 The simulated student learns from this reading, not from cue phrases (the SID labels of :mod:`tutorzoo.envs.annotate`
 describe a turn's form; this module decides its substance). Text mode and act mode take the same path: in act
-mode the verbalised utterance is read like any other.
+mode the verbalised utterance is read like any other (but for a closing act's: the post-test follows it, no student
+turn, so nothing learns from its words).
 
 A turn is split into sentences. Each sentence yields :class:`Claim` s of two sorts:
 

@@ -4,22 +4,35 @@ and :func:`check_relation`, the verdict of a chain of relations."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import cast
 
 from tutorzoo.envs.reading.units import UNIT_ALT, UNITS
 
+Lin = tuple[Fraction, Fraction]  # a*x + b
+
 _TOKEN = re.compile(rf"\s*(?:(?P<num>\d+(?:\.\d+)?)(?:\s*(?P<unit>{UNIT_ALT})(?![a-z]))?|(?P<var>[a-z])(?![a-z])|"
                     rf"(?P<blank>□)(?:\s*(?P<bunit>{UNIT_ALT})(?![a-z]))?|(?P<op>[-+*/()]))", re.IGNORECASE)
+
+
+class _NotEvaluated:
+    """The type of :data:`_NOT_EVALUATED`."""
+
+
+_NOT_EVALUATED = _NotEvaluated()  # a node's value not computed yet (None is a value: not linear, or undefined)
 
 
 @dataclass(frozen=True, slots=True)
 class Node:
     """An expression tree: ``op`` is ``num``/``var``/``neg`` or a binary operator; ``text`` the number as
-    written (its decimal places matter to some misconceptions); ``unit`` a dimension for quantities."""
+    written (its decimal places matter to some misconceptions); ``unit`` a dimension for quantities.
+
+    A node is immutable, so :func:`parse` hands out one tree per text and :func:`evaluate` keeps a node's value
+    on it (``lin``: no part of the node's identity, equality or hash)."""
 
     op: str
     left: Node | None = None
@@ -28,6 +41,7 @@ class Node:
     text: str = ""
     dim: str | None = None
     paren: bool = False
+    lin: Lin | None | _NotEvaluated = field(default=_NOT_EVALUATED, init=False, repr=False, compare=False)
 
     # An operator's operands are set and a leaf's are not, which the field types cannot say: code that has checked
     # ``op`` reads them through these (reading one a node lacks raises AttributeError, as ``None.op`` would).
@@ -111,6 +125,7 @@ class _Parser:
         raise ValueError(f"unexpected {t}")
 
 
+@functools.lru_cache(maxsize=2048)  # the sides a turn writes recur (a draw's small numbers); a tree is never modified
 def parse(expr: str) -> Node | None:
     """An arithmetic expression (``+ - * /``, parentheses, decimals, one unknown, units) or ``None``."""
     toks: list[tuple[str, str]] = []
@@ -141,13 +156,20 @@ def parse(expr: str) -> Node | None:
         return None
 
 
-Lin = tuple[Fraction, Fraction]  # a*x + b
-
-
 def evaluate(node: Node, rule: Callable[[Node], Fraction | None] | None = None) -> Lin | None:
     """``(a, b)`` with the value ``a x + b`` (``a = 0`` for numbers); ``None`` when not linear or undefined.
 
     ``rule`` lets a misconception replace the evaluation of some sub-trees (it returns ``None`` elsewhere)."""
+    if rule is None:  # the correct value: computed once per node (a reading evaluates each side many times)
+        lin = node.lin
+        if isinstance(lin, _NotEvaluated):
+            lin = _evaluate(node, None)
+            object.__setattr__(node, "lin", lin)
+        return lin
+    return _evaluate(node, rule)
+
+
+def _evaluate(node: Node, rule: Callable[[Node], Fraction | None] | None) -> Lin | None:
     if rule is not None and node.op not in ("num", "var"):
         v = rule(node)
         if v is not None:

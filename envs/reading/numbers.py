@@ -90,7 +90,7 @@ _LARGE_SCALES = {w: v for w, v in SCALES.items() if w != "hundred"}
 
 # --- a number found in a text ---------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NumberMention:
     """A number stated in a text, with its exact value and where it is.
 

@@ -91,14 +91,7 @@ class ContentReader:
 
     def __init__(self, task: Task) -> None:
         self.task = task
-        self._mis = {m.id: m for m in task.misconceptions}
-        # the curriculum's misconceptions have their rules (or none, by design); a user's own task gets inferred ones
-        self._rules = {} if task.task_set in ("math", "stem") else {
-            m.id: r for m in task.misconceptions if m.id not in WRONG_RULES and (r := infer_rule(m.id, task))}
-        # everything else depends on the task's words alone (in math, not on the draw's numbers): shared by the
-        # readers of every task with the same material, found by a fingerprint of its texts
-        (self.kc_ids, self._kc_ops, self._kc_words, self._mis_by_kc, self._topic, self._names, self.props,
-         self._by_stem, self._matched, self._mask) = material_of(task)
+        self._ready = False  # the task's material is found at the first read (an episode may read no turn)
         self._template: tuple[Node, Node] | None = None  # the equation of the turn being read (or the task's)
         self._readings: dict[str, Reading] = {}  # this reader's readings: they go when the reader goes
         self._depth = 0  # how many frames deep the sentence being read is
@@ -121,7 +114,21 @@ class ContentReader:
     def read(self, text: str) -> Reading:
         if not text or not text.strip():
             return EMPTY
+        if not self._ready:
+            self._prepare()
         return bounded(self._readings, text, lambda: self._read(text), 1024)
+
+    def _prepare(self) -> None:
+        task = self.task
+        self._mis = {m.id: m for m in task.misconceptions}
+        # the curriculum's misconceptions have their rules (or none, by design); a user's own task gets inferred ones
+        self._rules = {} if task.task_set in ("math", "stem") else {
+            m.id: r for m in task.misconceptions if m.id not in WRONG_RULES and (r := infer_rule(m.id, task))}
+        # everything else depends on the task's words alone (in math, not on the draw's numbers): shared by the
+        # readers of every task with the same material, found by a fingerprint of its texts
+        (self.kc_ids, self._kc_ops, self._kc_words, self._mis_by_kc, self._topic, self._names, self.props,
+         self._by_stem, self._matched, self._mask) = material_of(task)
+        self._ready = True
 
     def _inner(self, text: str) -> list[Claim]:
         """The claims of ``text`` read on its own (a proposition inside a frame), the turn's state kept; frames

@@ -88,7 +88,7 @@ class Problem:
     answer: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Solved:
     """A solved instance: the question as worded, the correct steps and answer, and each misconception's.
 
