@@ -225,7 +225,8 @@ class ParaphrasedSocratic(SocraticTutor):
 
 class OwnWordsTeacher(_Plain):
     """A control that teaches true content in its own words and numbers: for math, worked examples on fresh
-    numbers of the task's own kinds written as bare equations; questions on fresh cases; for STEM, the
+    numbers of the task's own kinds, the computation named ("Let's work out 3/4 + 1/6:") and worked as bare
+    equations; questions on fresh cases; for STEM, the
     components' explanations reworded two sentences a turn, and each misconception's counterexample reworded.
     It does not adapt: components in turn, whatever the student says."""
 
@@ -271,7 +272,9 @@ def _own_math(task: dict, kc: dict, rng: np.random.Generator, ask: bool) -> str:
         return f"Your turn: {solved.expr.replace('?', '__')}. What goes in the blank?"
     eqs = [e.strip().rstrip(".") for step in solved.steps
            for e in re.findall(r"[-\d(][\d\s/.+\-×÷*()%]*=\s*[-\d(][\d\s/.+\-×÷*()%]*", step)]
-    text = "Watch: " + "; ".join(eqs[:4]) + "." if eqs else f"Here {solved.expr} comes to {solved.answer}."
+    named = not re.search(r"\?|=| vs ", solved.expr)  # a computation to name (not a comparison or an equation)
+    lead = f"Let's work out {solved.expr}: " if named else "Watch: "
+    text = lead + "; ".join(eqs[:4]) + "." if eqs else f"Here {solved.expr} comes to {solved.answer}."
     wrong = [ans for _steps, ans in solved.wrong.values() if ans != solved.answer]
     if wrong:
         text += f" It is {solved.answer}, not {wrong[0]}."
@@ -340,7 +343,8 @@ def _llm_math(task: dict, kc: dict, rng: np.random.Generator, ask: bool) -> str:
     if not eqs:
         return f"Here is one worked out: {_latex(solved.expr)} gives **{solved.answer}**."
     lines = [f"{i + 1}. **Step {i + 1}:** {_latex(e)}" for i, e in enumerate(eqs[:4])]
-    return "Let's work through an example:\n" + "\n".join(lines) + f"\n\n**Answer:** {solved.answer}"
+    named = "" if re.search(r"\?|=| vs ", solved.expr) else f" {_latex(solved.expr)}"
+    return f"Let's work through an example:{named}\n" + "\n".join(lines) + f"\n\n**Answer:** {solved.answer}"
 
 
 _WORDS = {"because": "since", "bigger": "larger", "smaller": "less big", "pushes": "presses", "the same": "equal",

@@ -161,9 +161,10 @@ def said_aside(norm: str) -> frozenset[tuple[Fraction, str]]:
 
 _VALUE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:/\d+)?(?![\d/]|\.\d)")  # "2/5." ends with a full stop, not a digit
 UNKNOWN_X = re.compile(r"(?<![a-wyz])x(?![a-wyz])", re.IGNORECASE)  # an x that is not inside a word ("3x", "x = 5")
-# "Let's solve 6 + 4 × 8.", "Let's work out 84 - 10% of 84 together."
-_SET_OUT = re.compile(r"\b(?:let'?s|let us|we(?:'ll| will)?|i'?ll)\s+(?:solve|work out|compute|calculate|evaluate|"
-                      r"find|simplify|figure out|do)\b", re.IGNORECASE)
+# "Let's solve 6 + 4 × 8.", "Let's work out 84 - 10% of 84 together.", "Let's add 3/4 + 1/6."
+_SET_OUT = re.compile(r"\b(?:let'?s|let us|we(?:'ll| will)?|i'?ll)\s+(?:solve|work out|work through|compute|calculate|"
+                      r"evaluate|find|simplify|figure out|do|add|subtract|multiply|divide|try|take|look at)\b",
+                      re.IGNORECASE)
 
 
 def named_problem(norm: str, written: bool = False) -> str | None:

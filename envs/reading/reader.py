@@ -201,17 +201,20 @@ class ContentReader:
             # no digit, no checkable relation or computable question
             math_claims, reference = self._math(norm, asked, sent, reference, carry) if ANY_DIGIT.search(norm) \
                 else ([], reference)
-            if not math_claims and not asked and problem is not None and (m := _ANSWER.search(norm)) \
-                    and len(DIGIT_RUN.findall(norm)) == len(DIGIT_RUN.findall(m.group(1))):
+            if not math_claims and not asked and problem is not None and (
+                    m := _ANSWER.search(f"answer: {norm}" if _ANSWER_LABEL.search(context) else norm)) \
+                    and len(DIGIT_RUN.findall(norm)) == len(DIGIT_RUN.findall(f"{m.group(1)} {m.group(2) or ''}")):
                 # "So our final answer is 38.": the result of the expression the turn set out to work
                 said = parse(m.group(1))
                 if said is not None and (said.op == "num" or is_fraction(said)):
                     math_claims = self._math(f"{problem[0]} = {m.group(1)}", False, f"{problem[1]} {sent}",
                                              None, [])[0]
             if not math_claims and not asked and ANY_DIGIT.search(norm) and not REL.search(norm):
-                named = named_problem(norm)
+                named = named_problem(norm, written=bool(_PROBLEM_LABEL.search(context)))
                 if named is not None:
                     problem = (named, sent)
+            if problem is not None and math_claims and problem[0] in norm:
+                problem = None  # the turn writes the computation it set out to work in a relation: worked already
             if math_claims and "x" in norm and UNKNOWN_X.search(norm):
                 if any(c.question and c.kc is not None for c in math_claims):
                     solving += [len(claims) + i for i, c in enumerate(math_claims) if c.question]
@@ -514,9 +517,17 @@ _ASKS_UNKNOWN = re.compile(r"\b(?:what (?:goes|number goes|belongs) in the (?:bl
 _SOLVED = re.compile(r"(?<![\w'])x\s*=\s*-?\d")  # an equation's solution stated: "x = 5"
 
 
-# "the answer is 38", "our final answer is **3/4**", "result: 26"
-_ANSWER = re.compile(r"\b(?:answer|result|solution)\b(?:\s+(?:is|=|:|comes to|works out to))?\s*[:=]?\s*"
-                     r"(-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?)\s*[.!]?\s*$", re.IGNORECASE)
+# "the answer is 38", "our final answer is **3/4**", "result: 26", "So it is 11/12, not 2/5.": the result of the
+# expression the turn set out to work, and the wrong result it is set against (group 2)
+_NUMBER = r"-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?"
+_ANSWER = re.compile(r"(?:\b(?:answer|result|solution)\b(?:\s+(?:is|=|:|comes to|works out to))?|"
+                     r"^\s*(?:so\s*,?\s+)?(?:it|that|this)(?:'s|\s+is|\s+=|\s+comes to|\s+works out to|\s+equals))"
+                     rf"\s*[:=]?\s*({_NUMBER})\s*(?:,?\s*(?:not|rather than|instead of)\s+({_NUMBER}))?\s*[.!]?\s*$",
+                     re.IGNORECASE)
+# "**Answer:** 11/12" (a label's colon ends a sentence: the number is the next one)
+_ANSWER_LABEL = re.compile(r"\b(?:answer|result|solution)\s*:\s*$", re.IGNORECASE)
+# "Example: 3/4 + 1/6", "Problem 2: 6 + 4 × 8": the computation the label's next sentence writes is the one worked
+_PROBLEM_LABEL = re.compile(r"\b(?:example|problem|exercise)\s*\d*\s*:\s*$", re.IGNORECASE)
 
 
 _READERS: dict[tuple, ContentReader] = {}

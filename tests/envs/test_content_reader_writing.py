@@ -648,3 +648,29 @@ def test_a_problem_the_turn_works_itself_is_no_question(task_set, task_id, text)
 def test_a_problem_left_to_the_student_stays_a_question(text) -> None:
     reading = _reader("math", "order_of_operations").read(text)
     assert any(c.question and c.kc is not None for c in reading.claims), (text, reading)
+
+
+@pytest.mark.parametrize("text", [
+    "Let's work out 3/4 + 1/6. 3/4 = 9/12; 1/6 = 2/12; 9/12 + 2/12 = 11/12. It is 11/12, not 2/5.",
+    "Let's add 3/4 + 1/6.\n1. **Step 1:** $\\frac{3}{4} = \\frac{9}{12}$\n2. **Step 2:** $\\frac{1}{6} = "
+    "\\frac{2}{12}$\n3. **Step 3:** $\\frac{9}{12} + \\frac{2}{12} = \\frac{11}{12}$\n\n**Answer:** 11/12, not 2/5",
+    "Example: 3/4 + 1/6. 3/4 = 9/12 and 1/6 = 2/12. So the answer is 11/12, not 2/5.",
+])
+def test_the_result_of_a_problem_set_out_is_stated_and_contrasted(text) -> None:
+    """The computation a turn sets out to work ("Let's add …", "Example: …") and the result it gives it ("It is
+    11/12", "**Answer:** 11/12") are one statement; the wrong rule's result set against it ("not 2/5") is the
+    contrast that makes the case a counterexample to that rule."""
+    reading = _reader("math", "fraction_addition").read(text)
+    assert reading.refuted == ("add_numerators_and_denominators",), reading
+    assert reading.false_statements() == 0 and not any(c.question for c in reading.claims), reading
+
+
+def test_the_result_given_to_a_problem_set_out_is_checked() -> None:
+    reader = _reader("math", "fraction_addition")
+    wrong = reader.read("Let's work out 3/4 + 1/6. It is 2/5.")
+    assert [(c.verdict, c.affirms) for c in wrong.claims] == [(FALSE, "add_numerators_and_denominators")]
+    # a result stated in a relation already is not counted again from "It is …"
+    once = _reader("math", "integer_addition").read("Let's work out -6 + 13: -6 + 13 = 7. It is 7, not 19.")
+    assert [(c.verdict, c.refutes) for c in once.claims] == [(TRUE, ("ignore_signs",))], once
+    # no problem set out: "It is 11/12" has nothing to be the result of
+    assert reader.read("It is 11/12, not 2/5.").claims == ()
