@@ -72,6 +72,7 @@ from tutorzoo.envs.reading.numbers import ANY_DIGIT, DIGIT_RUN
 from tutorzoo.envs.reading.operations import operations
 from tutorzoo.envs.reading.propositions import (
     content_stems,
+    stem,
 )
 from tutorzoo.envs.reading.wrong_rules import (
     WRONG_RULES,
@@ -169,10 +170,12 @@ class ContentReader:
         problem: tuple[str, str] | None = None  # "Let's solve 6 + 4 × 8.": the expression the turn works out
         prev = ""
         prompts: set[int] = set()  # the questions set as a task in the imperative (ids of their claims)
+        start = 0
         for sent in sentences(text):
             # "Myth: heavy things sink.": a label before a colon frames what follows it
             framed = prev.endswith(":") and bool(REPORTED.search(prev))
             context, prev = prev, sent.rstrip()
+            stated = claims[start:]  # what the sentence before said
             start = len(claims)
             if target is not None and not ANY_DIGIT.search(sent) and (
                     (retracted := RETRACTION.match(sent)) or ENDORSEMENT.match(sent)):
@@ -252,6 +255,11 @@ class ContentReader:
                              if c.question and c.kc is not None] or found
                 if not found and asked and context:  # "A sail is 10 m along the bottom, 5 m tall. What is its area?"
                     found = [c for c in self._facts(f"{context} {sent}", True) if c.question]
+                    if found and _echo_question(sent, context) and all(
+                            any(p.kc == c.kc and p.verdict == TRUE and not p.question for p in stated) for c in found):
+                        # "Multiplication comes first. What did I just say?": the statement before, asked back --
+                        # recalled from the turn itself, no question to work (no practice, no generation)
+                        found = []
                 claims += found
             else:
                 found = self._facts(sent, asked, framed)
@@ -471,6 +479,22 @@ class ContentReader:
 
 
 WORKED_AFTER = 2  # true statements on a component after a problem set in the imperative: its worked solution
+
+
+# the words of a request to say back what was just said ("What did I just say about it?", "Can you repeat that rule?")
+_ECHO_WORDS = frozenset({"say", "said", "repeat", "rule", "tell", "told", "again", "remember", "state", "fact",
+                         "idea", "just", "word", "back"})
+_ECHO_STEMS = frozenset(stem(w) for w in _ECHO_WORDS)
+
+
+def _echo_question(question: str, before: str) -> bool:
+    """Whether ``question`` asks for nothing but the sentence ``before`` said back: it brings no content of its own
+    beyond the words of ``before`` and of a request to repeat, and asks no why or how (an explanation asked for is
+    a question to work, even about the sentence before)."""
+    if demand_of(question, math=False) in ("explain", "transfer"):
+        return False
+    own = content_stems(question)[0] - content_stems(before)[0]
+    return own <= _ECHO_STEMS
 
 
 def answered_in_turn(claims: list[Claim], prompts: set[int]) -> list[Claim]:

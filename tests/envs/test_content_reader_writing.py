@@ -674,3 +674,25 @@ def test_the_result_given_to_a_problem_set_out_is_checked() -> None:
     assert [(c.verdict, c.refutes) for c in once.claims] == [(TRUE, ("ignore_signs",))], once
     # no problem set out: "It is 11/12" has nothing to be the result of
     assert reader.read("It is 11/12, not 2/5.").claims == ()
+
+
+@pytest.mark.parametrize(("task_set", "task_id", "fact"), [
+    ("math", "order_of_operations", "Multiplication comes before addition and subtraction."),
+    ("stem", None, None),
+])
+def test_a_statement_asked_back_is_no_question(task_set, task_id, fact) -> None:
+    """"<fact> What did I just say?" asks the student to say back the sentence before: recalled from the turn, not
+    a question to work. A question that asks why, or brings a case of its own, is still one."""
+    if task_id is None:
+        ts = get_task_set(task_set)
+        task_id = ts.task_ids()[0]
+        kc = ts.build(task_id, np.random.default_rng(0)).knowledge_components[0]
+        fact = (kc.facts or [kc.explanation])[0]
+    reader = _reader(task_set, task_id)
+    assert reader.read(fact).true_statements(reader.read(fact).kc) >= 1
+    for echo in ("What did I just say?", "Can you repeat that rule?", "So, what did I just say about it?"):
+        reading = reader.read(f"{fact} {echo}")
+        assert reading.true_statements(reading.kc) >= 1 and not any(c.question for c in reading.claims), reading
+    if task_set == "math":
+        for asked in ("Why?", "What is 26 - 19 + 9 × 2?"):
+            assert any(c.question for c in reader.read(f"{fact} {asked}").claims), asked
