@@ -255,11 +255,13 @@ class ContentReader:
                              if c.question and c.kc is not None] or found
                 if not found and asked and context:  # "A sail is 10 m along the bottom, 5 m tall. What is its area?"
                     found = [c for c in self._facts(f"{context} {sent}", True) if c.question]
-                    if found and _echo_question(sent, context) and all(
+                if found and asked and context and all(c.question for c in found) and not ANY_DIGIT.search(norm) \
+                        and _echo_question(sent, context) and all(
                             any(p.kc == c.kc and p.verdict == TRUE and not p.question for p in stated) for c in found):
-                        # "Multiplication comes first. What did I just say?": the statement before, asked back --
-                        # recalled from the turn itself, no question to work (no practice, no generation)
-                        found = []
+                    # "Multiplication comes first. What did I just say?", "… Does that make sense?", "… So what comes
+                    # first?": the statement before, asked back -- recalled from the turn itself (or a check that
+                    # asks nothing), no question to work (no practice, no generation)
+                    found = []
                 claims += found
             else:
                 found = self._facts(sent, asked, framed)
@@ -481,9 +483,11 @@ class ContentReader:
 WORKED_AFTER = 2  # true statements on a component after a problem set in the imperative: its worked solution
 
 
-# the words of a request to say back what was just said ("What did I just say about it?", "Can you repeat that rule?")
+# the words of a request to say back what was just said ("What did I just say about it?", "Can you repeat that rule?"),
+# and of a check that asks nothing ("Does that make sense?", "Got it?", "Is that clear?")
 _ECHO_WORDS = frozenset({"say", "said", "repeat", "rule", "tell", "told", "again", "remember", "state", "fact",
-                         "idea", "just", "word", "back"})
+                         "idea", "just", "word", "back", "make", "sense", "understand", "understood", "clear", "got",
+                         "right", "follow", "okay", "see", "know", "true", "false"})
 _ECHO_STEMS = frozenset(stem(w) for w in _ECHO_WORDS)
 
 

@@ -681,8 +681,9 @@ def test_the_result_given_to_a_problem_set_out_is_checked() -> None:
     ("stem", None, None),
 ])
 def test_a_statement_asked_back_is_no_question(task_set, task_id, fact) -> None:
-    """"<fact> What did I just say?" asks the student to say back the sentence before: recalled from the turn, not
-    a question to work. A question that asks why, or brings a case of its own, is still one."""
+    """"<fact> What did I just say?" asks the student to say back the sentence before, "<fact> Does that make
+    sense?" asks nothing: recalled from the turn, not a question to work. A question that asks why, or brings a
+    case or words of its own, is still one."""
     if task_id is None:
         ts = get_task_set(task_set)
         task_id = ts.task_ids()[0]
@@ -690,9 +691,10 @@ def test_a_statement_asked_back_is_no_question(task_set, task_id, fact) -> None:
         fact = (kc.facts or [kc.explanation])[0]
     reader = _reader(task_set, task_id)
     assert reader.read(fact).true_statements(reader.read(fact).kc) >= 1
-    for echo in ("What did I just say?", "Can you repeat that rule?", "So, what did I just say about it?"):
+    for echo in ("What did I just say?", "Can you repeat that rule?", "So, what did I just say about it?",
+                 "Does that make sense?", "Got it?", "Is that clear?"):
         reading = reader.read(f"{fact} {echo}")
         assert reading.true_statements(reading.kc) >= 1 and not any(c.question for c in reading.claims), reading
     if task_set == "math":
-        for asked in ("Why?", "What is 26 - 19 + 9 × 2?"):
+        for asked in ("Why?", "What is 26 - 19 + 9 × 2?", "Which do you work first in a sum with a product?"):
             assert any(c.question for c in reader.read(f"{fact} {asked}").claims), asked
