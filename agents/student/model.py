@@ -43,8 +43,7 @@ zone *above* if :math:`g \ge 2`, *below* if :math:`g \le -2`, else *within* (the
   chance is 0.85 when the counterexample answers what the student just showed (its last answer or turn), 0.3
   when the student said the idea earlier in the dialogue, 0.15 otherwise (a pre-test answer included), times
   :math:`0.75^r` (answering a showing) or :math:`0.5^r` (unsolicited) after :math:`r` earlier refutations of the
-  same idea, and in a turn refuting :math:`n` ideas times :math:`\min(1, 2/n)` (answering a showing) or
-  :math:`1/n` (unsolicited); by plain negation
+  same idea, and in a turn refuting :math:`n` ideas times :math:`1/n`; by plain negation
   (``corrective_feedback``) only → ``suppressed`` (:math:`p` 0.9 voiced / 0.7). A suppressed misconception
   fires rarely (0.05) in the dialogue and returns to ``active`` with probability ``relapse`` before the
   post-test;
@@ -212,9 +211,8 @@ LONG_TURN_CHARS, LONG_TURN_SPAN, LONG_TURN_COST = 900, 1500.0, 0.15
 # conceptual change needs dissatisfaction with one's own idea (Posner et al., 1982): a refutation the student did
 # not ask for by showing the idea just before weakens by half with each earlier unsolicited one of the same idea
 UNSOLICITED_DECAY, SOLICITED_DECAY = 0.5, 0.75
-# a turn refuting n ideas splits the student's attention: the idea it just showed repairs min(1, 2/n) as often,
-# an idea it did not ask about 1/n
-FOCUS = 2
+# a turn refuting n ideas splits the student's attention: each repairs 1/n as often, the idea it just showed too
+# (feedback works when it is focused on the error the student made; Shute, 2008)
 # exposition of the correct idea (Guzzetti et al., 1993; Tippett, 2010: refutation text beats plain exposition by
 # d ~ 0.4-0.6, exposition still beats nothing): each explained turn on a held misconception's component lowers
 # how often the wrong rule wins by up to 80% x attention x (0.6 + 0.4 e), down to 20% of its strength -- the right
@@ -821,10 +819,8 @@ def _repair(state: StudentState, act: TutorAct, kc: str, shown: str | None, rng:
     reading = act.content
     # a turn that also states falsehoods is no counterexample: the contrast it draws cannot be trusted
     refuted = reading.refuted if reading is not None and not reading.false_statements() else ()
-    # refuting many ideas at once splits the student's attention: the one it just showed is weighed 2/n as often
-    # (beyond two), one it did not ask about 1/n
-    spread = min(1.0, FOCUS / len(refuted)) if refuted else 1.0
-    unasked_spread = 1.0 / len(refuted) if refuted else 1.0
+    # refuting many ideas at once splits the student's attention: each, the one it just showed too, 1/n as often
+    spread = 1.0 / len(refuted) if refuted else 1.0
     for mid, s in state.status.items():
         if s == REPAIRED:
             continue
@@ -854,7 +850,7 @@ def _repair(state: StudentState, act: TutorAct, kc: str, shown: str | None, rng:
                 else:
                     # a pre-test answer showed the idea once: it counts as said earlier for the first refutation only
                     earlier = mid in state.said or (mid in state.voiced and k == 0)
-                    base = (P_REPAIR_EARLIER if earlier else P_REPAIR_BLIND) * unasked_spread * UNSOLICITED_DECAY ** k
+                    base = (P_REPAIR_EARLIER if earlier else P_REPAIR_BLIND) * spread * UNSOLICITED_DECAY ** k
             prob = base * (0.6 + 0.4 * state.engagement)
             if rng.random() < prob:
                 state.status[mid] = REPAIRED

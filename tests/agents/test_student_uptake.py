@@ -43,8 +43,9 @@ def test_a_long_turn_costs_engagement(chars: int, cost: float) -> None:
 
 
 def test_refuting_many_ideas_at_once_splits_the_attention() -> None:
-    # four ideas refuted: each repairs 2/4 as often; the student just showed add_across: 0.85 x 0.5 x (0.6 + 0.4 e)
-    p = 0.85 * 0.5 * (0.6 + 0.4 * 0.5)
+    # four ideas refuted: each repairs 1/4 as often, the one the student just showed too (add_across):
+    # 0.85 x 0.25 x (0.6 + 0.4 e)
+    p = 0.85 * 0.25 * (0.6 + 0.4 * 0.5)
     claim = Claim(ADD, "true", refutes=("add_across", "bigger_denominator", "other_a", "other_b"))
     for draw, expected in ((p - EPS, "repaired"), (p + EPS, "active")):
         state = student(engagement=0.5)
@@ -54,6 +55,19 @@ def test_refuting_many_ideas_at_once_splits_the_attention() -> None:
         state.last_shown = "add_across"
         respond(state, said(claim), Draws(0.999, draw))
         assert state.status["add_across"] == expected
+
+
+def test_a_second_refutation_beside_the_answer_to_a_showing_halves_it() -> None:
+    """Refuting what the student just showed and another idea in the same turn (a spray of every counterexample)
+    is no focused answer to the student: 0.85 x 1/2 x (0.6 + 0.4 e), against 0.85 x (0.6 + 0.4 e) alone."""
+    for refutes, p in ((("add_across",), 0.85 * 0.8), (("add_across", "bigger_denominator"), 0.85 * 0.5 * 0.8)):
+        for draw, expected in ((p - EPS, "repaired"), (p + EPS, "active")):
+            state = student(engagement=0.5)
+            state.status["add_across"] = "active"
+            state.voiced.add("add_across")
+            state.last_shown = "add_across"
+            respond(state, said(Claim(ADD, "true", refutes=refutes)), Draws(0.999, draw))
+            assert state.status["add_across"] == expected, (refutes, draw)
 
 
 def test_unsolicited_refutations_weaken_with_each_repeat() -> None:
