@@ -5,6 +5,7 @@ the table gives, per tutor, the mean isomorphic learning gain and reward, and th
 socratic with its standard error. ``tests/rewards/test_reward_validity.py`` asserts the margins on a smaller sample.
 
     python benchmarks/reward_validity.py --seeds 8
+    python benchmarks/reward_validity.py --seeds 6 --per-family 2 --first-seed 10   # a fresh sample of seeds
     python benchmarks/reward_validity.py --every-math-family --seeds 2 --per-family 1   # all 15 math families
 """
 
@@ -30,8 +31,9 @@ from tutorzoo.rewards.rubric import load_rubric  # noqa: E402
 BUILTIN = ("socratic", "lecturer", "random")
 
 
-def specs(seeds: int, task_sets: tuple[str, ...] = ("math", "stem"), per_family: int = 2) -> list[EpisodeSpec]:
-    """Paired specs: per task set, ``per_family`` personas of each family, seeds 0..seeds-1."""
+def specs(seeds: int, task_sets: tuple[str, ...] = ("math", "stem"), per_family: int = 2,
+          first_seed: int = 0) -> list[EpisodeSpec]:
+    """Paired specs: per task set, ``per_family`` personas of each family, seeds first_seed..first_seed+seeds-1."""
     personas = load_personas()
     by_family: dict[str, list[str]] = {}
     for name, p in sorted(personas.items()):
@@ -40,7 +42,7 @@ def specs(seeds: int, task_sets: tuple[str, ...] = ("math", "stem"), per_family:
     for ts in task_sets:
         for fam in sorted(by_family):
             for name in by_family[fam][:per_family]:
-                for seed in range(seeds):
+                for seed in range(first_seed, first_seed + seeds):
                     out.append(EpisodeSpec(task_set=ts, persona=name, seed=seed, protocol={"max_turns": 8}))
     return out
 
@@ -104,6 +106,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=8)
     parser.add_argument("--per-family", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="the first seed (a fresh sample: seeds the tests' samples do not use)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--task-set", action="append", default=None)
     parser.add_argument("--tutors", nargs="+", default=None,
@@ -113,10 +117,12 @@ def main() -> None:
     args = parser.parse_args()
     if args.every_math_family and args.task_set:
         parser.error("--every-math-family plays the math families only; drop --task-set")
+    if args.every_math_family and args.first_seed:
+        parser.error("--every-math-family plays seeds from 0; drop --first-seed")
     if args.every_math_family:
         spec_list = every_math_family(args.seeds, args.per_family)
     else:
-        spec_list = specs(args.seeds, tuple(args.task_set or ("math", "stem")), args.per_family)
+        spec_list = specs(args.seeds, tuple(args.task_set or ("math", "stem")), args.per_family, args.first_seed)
     unknown = [t for t in args.tutors or () if t not in PROBES and t not in BUILTIN]
     if unknown:
         parser.error(f"unknown tutors {unknown}; choose from {sorted(BUILTIN) + sorted(PROBES)}")
