@@ -219,6 +219,11 @@ class SocraticTutor(ActTutor):
         for attempt in range(4):
             text = verbalise_act(act, task, self._rng, misconception=misconception)
             if attempt == 1 and misconception is not None:
+                # the material beside the counterexample (a worked example, a question) states an answer: the
+                # counterexample alone
+                mis = next(m for m in task.misconceptions if m.id == misconception)
+                text = f"Consider this scenario: {mis.counterexample}"
+            if attempt == 2 and misconception is not None:
                 # the counterexample's numbers collide with an answer: test the student's own idea instead
                 mis = next(m for m in task.misconceptions if m.id == misconception)
                 kc = task.kc(mis.kc)
