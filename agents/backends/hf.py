@@ -294,7 +294,8 @@ class HFBackend:
 
     def _prefill_rows(self, prompts: list[list[int]], width: int, room: int) -> Any | None:
         """The key/value cache of every prompt but its generation prompt (or its last token), each row computed
-        alone and left-padded to ``width - tail`` positions, with ``room`` more reserved; ``generate`` then starts
+        alone and left-padded to ``width - tail`` positions, with room reserved for the tail and ``room`` reply
+        tokens (a step past the room copies the whole cache); ``generate`` then starts
         from the last ``tail`` prompt tokens of every row: the generation prompt's when every prompt ends with it,
         else the last token.
 
@@ -319,7 +320,9 @@ class HFBackend:
             if states is None:
                 return None
             if not layers:
-                layers = [reserved_layer(keys, values, len(prompts), width - tail, room) for keys, values in states]
+                # the reply's tokens after the last ``tail`` prompt tokens, which ``generate`` computes first
+                layers = [reserved_layer(keys, values, len(prompts), width - tail, tail + room) for keys, values
+                          in states]
             for reserved, (keys, values) in zip(layers, states, strict=True):
                 reserved.put(row, keys[0], values[0])
         from transformers.cache_utils import DynamicCache
