@@ -15,6 +15,10 @@ and the end of a turn is a different token in every family. :class:`ChatRenderer
   and ``enable_thinking`` (default off) go to every template; templates that do not use them ignore them.
 - **BOS**: the rendered text is tokenised without special tokens (templates that write BOS keep theirs, once);
   when the tokenizer adds BOS itself and the text does not start with it, it is put in front.
+- **Tokenising**: the text between added tokens is tokenised piece by piece and each piece's ids are remembered,
+  so a conversation's next prompt tokenises only its new messages; the ids are those of the whole text, because
+  the ``tokenizers`` library cuts a text at its added tokens and tokenises the pieces apart (tokenizers for which
+  that does not hold, found from their settings and a probe, tokenise whole texts).
 - **Stops**: :attr:`ChatRenderer.stop_ids` = EOS, the model's ``generation_config`` end ids, and the token the
   template closes an assistant turn with (``<|im_end|>``, ``<|eot_id|>``, ``<end_of_turn>``, ``<|end|>``...).
 - **Reasoning**: :func:`strip_reasoning` removes ``<think>…</think>`` blocks (and an unclosed one) from a reply
@@ -35,8 +39,10 @@ Example::
 
 from __future__ import annotations
 
+import functools
+import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 PINNED_DATE = "26 Jul 2024"
@@ -46,6 +52,7 @@ _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
 KNOWN_TURN_ENDS = ("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<end_of_turn>", "<|end|>", "<|endoftext|>",
                    "<|end_of_text|>")
 _PROBE = "q7Zx probe"
+PIECE_CACHE = 8192  # texts between added tokens whose ids a renderer keeps (a message's content, mostly)
 
 
 class RenderError(ValueError):
@@ -194,8 +201,63 @@ class ChatRenderer:
 
     def encode_text(self, text: str, bos: bool = True) -> list[int]:
         """Token ids of rendered ``text`` (no special tokens added, except the tokenizer's own BOS when ``bos``)."""
-        ids = list(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+        if self._splitter is None:
+            ids = self._tokenize(text)
+        else:
+            ids = []
+            for k, piece in enumerate(self._splitter.split(text)):
+                if k % 2:  # an added token: the splitting pattern's group
+                    ids.append(self._added[piece])
+                elif piece:
+                    ids += self._piece_ids(piece)
         return self._with_bos(ids, text) if bos else ids
+
+    def _tokenize(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+
+    @functools.cached_property
+    def _piece_ids(self) -> Callable[[str], tuple[int, ...]]:
+        """The ids of text between added tokens, remembered: a conversation's next prompt repeats its messages."""
+        return functools.lru_cache(maxsize=PIECE_CACHE)(lambda piece: tuple(self._tokenize(piece)))
+
+    @functools.cached_property
+    def _added(self) -> dict[str, int]:
+        """Each added token's text and id."""
+        return {str(t.content): i for i, t in self.tokenizer.backend_tokenizer.get_added_tokens_decoder().items()}
+
+    @functools.cached_property
+    def _splitter(self) -> re.Pattern[str] | None:
+        """A pattern that cuts rendered text at its added tokens (kept as the pattern's group) where the tokenizer
+        cuts it, when the tokenizer then tokenises the text between them each on its own: the ``tokenizers``
+        library matches added tokens first (leftmost, longest) and normalises and pre-tokenises the pieces
+        between them apart. So a prompt's ids are its pieces' ids, and a piece seen before (a message of the
+        last turn's prompt, a seat's system prompt) is not tokenised again. None, and whole-text tokenising, for
+        tokenizers whose pieces are not independent: no ``tokenizers`` backend, added tokens that take in the
+        whitespace around them or match only whole words or after normalising, special tokens split as text,
+        a Metaspace that marks only the first piece, or a probe that tokenises otherwise in pieces."""
+        backend = getattr(self.tokenizer, "backend_tokenizer", None)
+        if backend is None or getattr(self.tokenizer, "split_special_tokens", False):
+            return None
+        try:
+            added = list(backend.get_added_tokens_decoder().values())
+            config = json.loads(backend.to_str())
+        except Exception:  # a backend without these: tokenise whole texts
+            return None
+        normalizes = config.get("normalizer") is not None
+        if not added or any(t.lstrip or t.rstrip or t.single_word or (t.normalized and normalizes) for t in added):
+            return None
+        if '"first"' in json.dumps([config.get("normalizer"), config.get("pre_tokenizer")]).lower():
+            return None  # prepend_scheme "first": the piece at the text's start is tokenised otherwise
+        contents = sorted({str(t.content) for t in added if t.content}, key=len, reverse=True)
+        pattern = re.compile("(" + "|".join(re.escape(c) for c in contents) + ")")
+        probe = self._raw(self.prepare([{"role": "system", "content": " s  y\n\n"},
+                                        {"role": "user", "content": f"\t{_PROBE} é\r\n"},
+                                        {"role": "assistant", "content": "  a. "},
+                                        {"role": "user", "content": f"{contents[0]}x {contents[-1]} "}]),
+                          add_generation_prompt=True)
+        pieces = pattern.split(probe)
+        ids = [i for k, p in enumerate(pieces) for i in ([self._added[p]] if k % 2 else self._tokenize(p) if p else [])]
+        return pattern if ids == self._tokenize(probe) else None
 
     def _with_bos(self, ids: list[int], text: str) -> list[int]:
         bos_token = self.tokenizer.bos_token

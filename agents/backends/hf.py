@@ -22,7 +22,8 @@ left padding.
   kernel over its own tokens, and laid out left-padded in one cache with room reserved for the reply; ``generate``
   then decodes the whole batch from there. A padded batch's own prefill attends over the longest prompt's square
   for every row through a mask, which on lockstep episodes' prompts (hundreds of tokens of varied length) costs
-  more per row than one prompt alone; the decoding steps are what batching saves.
+  more per row than one prompt alone; the decoding steps are what batching saves. The batch's cache buffers are
+  kept from one call to the next (as big as the largest batch's cache), so a call does not fault in fresh memory.
 - **Prefix cache**: a conversation's next prompt repeats its last one, so the keys and values of prompt chunks are
   kept (:mod:`~tutorzoo.agents.backends.prefix_cache`, ``prefix_cache_tokens`` of them, by default as many as
   1 GiB holds; ``0`` turns it off) and a prompt computes only the chunks after the longest stored run of its own.
@@ -61,6 +62,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
+import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -196,6 +199,8 @@ class HFBackend:
         self.context_length = max_context or _context_length(self.model, self.tokenizer)
         self.eos_ids: tuple[int, ...] = self.renderer.stop_ids
         self._plain_cache = True  # until a prefill shows otherwise (see _prefill_rows)
+        self._spare_buffers: list[tuple[torch.Tensor, torch.Tensor]] | None = None  # see _take_buffers
+        self._buffer_lock = threading.Lock()
         self.name = f"hf:{path_or_id}" + (f"+{adapter}" if adapter else "")
 
     # -- prompts ------------------------------------------------------------------------------------------
@@ -275,8 +280,12 @@ class HFBackend:
             cache = self._prefill_rows(prompts, width, config.max_new_tokens)
             if cache is not None:
                 kwargs[self._cache_key] = cache
-            out = self.model.generate(input_ids=input_ids.to(self.device), attention_mask=attention.to(self.device),
-                                      **kwargs)
+            try:
+                out = self.model.generate(input_ids=input_ids.to(self.device),
+                                          attention_mask=attention.to(self.device), **kwargs)
+            finally:
+                if cache is not None:
+                    self._keep_buffers(cache)
         replies = []
         for row in out[:, width:].tolist():
             end = next((k for k, t in enumerate(row) if t in self.eos_ids), None)
@@ -294,7 +303,8 @@ class HFBackend:
 
     def _prefill_rows(self, prompts: list[list[int]], width: int, room: int) -> Any | None:
         """The key/value cache of every prompt but its generation prompt (or its last token), each row computed
-        alone and left-padded to ``width - tail`` positions, with ``room`` more reserved; ``generate`` then starts
+        alone and left-padded to ``width - tail`` positions, with room reserved for the tail and ``room`` reply
+        tokens (a step past the room copies the whole cache); ``generate`` then starts
         from the last ``tail`` prompt tokens of every row: the generation prompt's when every prompt ends with it,
         else the last token.
 
@@ -319,7 +329,11 @@ class HFBackend:
             if states is None:
                 return None
             if not layers:
-                layers = [reserved_layer(keys, values, len(prompts), width - tail, room) for keys, values in states]
+                # the reply's tokens after the last ``tail`` prompt tokens, which ``generate`` computes first
+                shapes = [(len(prompts), keys.shape[1], width + room, keys.shape[3]) for keys, _ in states]
+                buffers = self._take_buffers(shapes, states[0][0])
+                layers = [reserved_layer(keys, values, len(prompts), width - tail, tail + room, pair)
+                          for (keys, values), pair in zip(states, buffers, strict=True)]
             for reserved, (keys, values) in zip(layers, states, strict=True):
                 reserved.put(row, keys[0], values[0])
         from transformers.cache_utils import DynamicCache
@@ -327,6 +341,28 @@ class HFBackend:
         batched = DynamicCache()
         batched.layers = list(layers)
         return batched
+
+    def _take_buffers(self, shapes: list[tuple[int, int, int, int]],
+                      like: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Flat key and value buffers of at least each shape's size, one pair per layer: the last call's when they
+        are big enough (no fresh memory to fault in at every call), else new ones. Their contents are stale:
+        :meth:`ReservedLayer.put <_reserved_layer_class>` zeroes each row's padding, and a decoding step writes
+        the positions after the prompt before they are read."""
+        with self._buffer_lock:
+            spare, self._spare_buffers = self._spare_buffers, None
+        sizes = [b * h * n * d for b, h, n, d in shapes]
+        if spare is not None and len(spare) == len(shapes) and all(
+                k.numel() >= size and k.dtype == like.dtype and k.device == like.device
+                for (k, _), size in zip(spare, sizes, strict=True)):
+            return spare
+        return [(like.new_empty(size), like.new_empty(size)) for size in sizes]
+
+    def _keep_buffers(self, cache: Any) -> None:
+        """Keep a finished call's reserved buffers for the next (one set: memory as one batch's cache holds)."""
+        pairs = [layer.buffers for layer in cache.layers if hasattr(layer, "buffers")]
+        if len(pairs) == len(cache.layers):
+            with self._buffer_lock:
+                self._spare_buffers = pairs
 
     def _prefill_row(self, prompt: list[int], cached: int) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
         """Keys and values ``[1, heads, cached, head_dim]`` per layer of ``prompt[:cached]``, chunk by chunk through
@@ -558,17 +594,26 @@ def _reserved_layer_class() -> type:
         for the reply: a decoding step writes its token's keys and values in place, where the plain layer copies
         the whole cache (``torch.cat``) at every step. Past the reserved room it grows as the plain layer does."""
 
-        def __init__(self, keys: torch.Tensor, values: torch.Tensor, batch: int, length: int, room: int) -> None:
+        def __init__(self, keys: torch.Tensor, values: torch.Tensor, batch: int, length: int, room: int,
+                     buffers: tuple[torch.Tensor, torch.Tensor] | None = None) -> None:
             super().__init__()
             self.device = keys.device
-            self._keys = keys.new_zeros((batch, keys.shape[1], length + room, keys.shape[3]))
-            self._values = values.new_zeros((batch, values.shape[1], length + room, values.shape[3]))
+            k_shape = (batch, keys.shape[1], length + room, keys.shape[3])
+            v_shape = (batch, values.shape[1], length + room, values.shape[3])
+            if buffers is None:  # zeros: a row never put is all padding
+                buffers = (keys.new_zeros(math.prod(k_shape)), values.new_zeros(math.prod(v_shape)))
+            self.buffers = buffers  # flat; the layer's tensors are views of their starts
+            self._keys = buffers[0][:math.prod(k_shape)].view(k_shape)
+            self._values = buffers[1][:math.prod(v_shape)].view(v_shape)
             self.keys, self.values = self._keys[:, :, :length], self._values[:, :, :length]
             self.is_initialized = True
 
         def put(self, row: int, keys: torch.Tensor, values: torch.Tensor) -> None:
-            """One row's prefilled keys and values, right-aligned (the left is padding, masked out)."""
+            """One row's prefilled keys and values, right-aligned; the left is padding, masked out and zeroed (a
+            reused buffer holds the last call's values there, and a masked position must still be finite)."""
             length = self.keys.shape[2]
+            self.keys[row, :, :length - keys.shape[1]] = 0
+            self.values[row, :, :length - values.shape[1]] = 0
             self.keys[row, :, length - keys.shape[1]:] = keys
             self.values[row, :, length - values.shape[1]:] = values
 

@@ -96,6 +96,35 @@ def test_stops_on_the_turn_end_and_eos(family: tuple[str, object]) -> None:
     assert tok.eos_token_id in renderer.stop_ids
 
 
+# contents that probe the cuts between pieces: whitespace on both sides, accents, CJK, an end token typed as text
+AWKWARD = ["  two  spaces ", "\n\nnew lines\n", "\ttab é 中文 ", "</s> typed <|im_end|> <end_of_turn>x", "", "a"]
+
+
+def test_prompts_are_tokenised_piece_by_piece_to_the_same_ids(family: tuple[str, object]) -> None:
+    _, tok = family
+    renderer = ChatRenderer(tok)
+    assert renderer._splitter is not None  # every family here tokenises the text between added tokens apart
+    for k in range(len(AWKWARD)):
+        contents = AWKWARD[k:] + AWKWARD[:k]
+        messages = [{"role": "system", "content": contents[0]}] + [
+            {"role": "user" if j % 2 == 0 else "assistant", "content": c} for j, c in enumerate(contents[1:])]
+        text = renderer.render(messages)
+        whole = list(tok(text, add_special_tokens=False)["input_ids"])
+        assert renderer.encode_text(text) == renderer._with_bos(whole, text)
+        assert renderer.encode_text(text, bos=False) == whole  # again, from remembered pieces
+
+
+def test_added_tokens_that_take_in_whitespace_tokenise_whole_texts() -> None:
+    from tokenizers import AddedToken
+
+    tok = build_family_tokenizer("qwen2_5")
+    tok.add_tokens([AddedToken("<|note|>", lstrip=True)])
+    renderer = ChatRenderer(tok)
+    assert renderer._splitter is None
+    text = renderer.render([{"role": "user", "content": "see   <|note|> here"}])
+    assert renderer.encode_text(text, bos=False) == list(tok(text, add_special_tokens=False)["input_ids"])
+
+
 def test_the_training_mask_covers_exactly_the_tutors_tokens(family: tuple[str, object]) -> None:
     name, tok = family
     ids, mask = ChatRenderer(tok).assistant_mask(CONVERSATION)

@@ -170,6 +170,25 @@ def test_the_reserved_cache_layer_writes_in_place_then_grows(backend: HFBackend)
     assert k.shape[2] == 6 and k.data_ptr() == buffer and k[:, :, 5].eq(7).all() and v[:, :, 5].eq(8).all()
     k, v = layer.update(torch.full((2, 2, 1, 4), 9.0), torch.full((2, 2, 1, 4), 9.0))  # past the room: it grows
     assert k.shape[2] == 7 and k[:, :, 5].eq(7).all() and k[:, :, 6].eq(9).all()
+    stale = (torch.full((100,), float("nan")), torch.full((100,), float("nan")))  # a buffer the last call left
+    layer = _reserved_layer_class()(keys, values, batch=2, length=5, room=1, buffers=stale)
+    layer.put(0, keys[0], values[0])
+    assert layer.keys[0, :, :2].eq(0).all() and layer.values[0, :, :2].eq(0).all()  # padding: finite zeros
+    assert layer.keys[0, :, 2:].eq(1).all() and layer._keys.data_ptr() == stale[0].data_ptr()
+
+
+def test_reused_cache_buffers_reply_as_fresh_ones(backend: HFBackend) -> None:
+    prompts = [convo("Short."), convo("A much longer question about equivalent fractions and sums? " * 4)]
+    cfg = GenerationConfig(max_new_tokens=10, seed=4)
+    backend._spare_buffers = None
+    fresh = [(r.text, r.completion_tokens) for r in backend.generate(prompts, cfg)]
+    assert backend._spare_buffers is not None  # kept for the next call
+    big = [(torch.full((k.numel() * 4,), float("nan")), torch.full((v.numel() * 4,), float("nan")))
+           for k, v in backend._spare_buffers]
+    backend._spare_buffers = big  # a last call's leftovers, here NaN: the padding must not see them
+    reused = [(r.text, r.completion_tokens) for r in backend.generate(prompts, cfg)]
+    assert backend._spare_buffers is not None and backend._spare_buffers[0][0] is big[0][0]
+    assert reused == fresh
 
 
 def test_stop_strings_cut_the_reply(backend: HFBackend) -> None:
