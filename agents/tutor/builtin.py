@@ -236,6 +236,13 @@ class SocraticTutor(ActTutor):
             act = _act("guide_reasoning", "follow_up_question", act.guidance_level,
                        task.kc(act.target_kc) if act.target_kc else None, task)
         kc = task.kc(act.target_kc) if act.target_kc else task.knowledge_components[0]
+        # every move on this component states an answer: another of its questions, or one of its facts to reason
+        # about, that does not -- before a question with no content of its own
+        facts = kc.facts or tuple(x for x in re.split(r"(?<=[.!?])\s+", kc.explanation) if x)
+        for text in (*(f"About {kc.name.lower()}: {q.text}" for q in kc.questions),
+                     *(f"{fact} Why is that so?" for fact in facts)):
+            if not find_leaks(text, keys, givens=givens).leaked:
+                return text
         return f"What would be your first step with {kc.name.lower()}? Why?"
 
 
