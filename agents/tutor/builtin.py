@@ -15,7 +15,6 @@ from tutorzoo.envs.annotate import END_MARKER
 from tutorzoo.envs.content import ContentReader
 from tutorzoo.envs.labels import INTENTS, STRATEGIES
 from tutorzoo.envs.leak import AnswerKey, find_leaks
-from tutorzoo.envs.reading.normalise import sentences
 from tutorzoo.envs.spaces import ACT_NVEC, decode_tutor_features
 from tutorzoo.envs.tasks.base import KnowledgeComponent, Task
 
@@ -239,7 +238,7 @@ class SocraticTutor(ActTutor):
         kc = task.kc(act.target_kc) if act.target_kc else task.knowledge_components[0]
         # every move on this component states an answer: another of its questions, or one of its facts to reason
         # about, that does not -- before a question with no content of its own
-        facts = kc.facts or tuple(sentences(kc.explanation))
+        facts = kc.facts or tuple(x for x in re.split(r"(?<=[.!?])\s+", kc.explanation) if x)
         for text in (*(f"About {kc.name.lower()}: {q.text}" for q in kc.questions),
                      *(f"{fact} Why is that so?" for fact in facts)):
             if not find_leaks(text, keys, givens=givens).leaked:

@@ -131,11 +131,6 @@ class ContentReader:
          self._by_stem, self._matched, self._mask) = material_of(task)
         self._ready = True
 
-    @functools.cached_property
-    def _vocabulary(self) -> frozenset[str]:
-        """The stems of the task's material and of its components' names and keywords."""
-        return frozenset(self._by_stem) | self._topic
-
     def _inner(self, text: str) -> list[Claim]:
         """The claims of ``text`` read on its own (a proposition inside a frame), the turn's state kept; frames
         nested deeper than :data:`MAX_FRAMES` ("It is false that it is false that …") say nothing more."""
@@ -261,7 +256,7 @@ class ContentReader:
                 if not found and asked and context:  # "A sail is 10 m along the bottom, 5 m tall. What is its area?"
                     found = [c for c in self._facts(f"{context} {sent}", True) if c.question]
                 if found and asked and context and all(c.question for c in found) and not ANY_DIGIT.search(norm) \
-                        and _echo_question(sent, context, self._vocabulary) and all(
+                        and _echo_question(sent, context) and all(
                             any(p.kc == c.kc and p.verdict == TRUE and not p.question for p in stated) for c in found):
                     # "Multiplication comes first. What did I just say?", "… Does that make sense?", "… So what comes
                     # first?": the statement before, asked back -- recalled from the turn itself (or a check that
@@ -496,14 +491,14 @@ _ECHO_WORDS = frozenset({"say", "said", "repeat", "rule", "tell", "told", "again
 _ECHO_STEMS = frozenset(stem(w) for w in _ECHO_WORDS)
 
 
-def _echo_question(question: str, before: str, vocabulary: frozenset[str]) -> bool:
-    """Whether ``question`` asks for nothing but the sentence ``before`` said back: none of its words beyond those of
-    ``before`` and of a request to repeat is a word of the task's material (``vocabulary``: "buddy" adds nothing),
-    and it asks no why or how (an explanation asked for is a question to work, even about the sentence before)."""
+def _echo_question(question: str, before: str) -> bool:
+    """Whether ``question`` asks for nothing but the sentence ``before`` said back: it brings no content of its own
+    beyond the words of ``before`` and of a request to repeat, and asks no why or how (an explanation asked for is
+    a question to work, even about the sentence before)."""
     if demand_of(question, math=False) in ("explain", "transfer"):
         return False
-    own = content_stems(question)[0] - content_stems(before)[0] - _ECHO_STEMS
-    return not own & vocabulary
+    own = content_stems(question)[0] - content_stems(before)[0]
+    return own <= _ECHO_STEMS
 
 
 def answered_in_turn(claims: list[Claim], prompts: set[int]) -> list[Claim]:

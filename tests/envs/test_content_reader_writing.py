@@ -692,8 +692,7 @@ def test_a_statement_asked_back_is_no_question(task_set, task_id, fact) -> None:
     reader = _reader(task_set, task_id)
     assert reader.read(fact).true_statements(reader.read(fact).kc) >= 1
     for echo in ("What did I just say?", "Can you repeat that rule?", "So, what did I just say about it?",
-                 "Does that make sense?", "Got it?", "Is that clear?", "What did I just say, buddy?",
-                 "Does that make sense to you, champ?"):
+                 "Does that make sense?", "Got it?", "Is that clear?"):
         reading = reader.read(f"{fact} {echo}")
         assert reading.true_statements(reading.kc) >= 1 and not any(c.question for c in reading.claims), reading
     if task_set == "math":
