@@ -131,6 +131,12 @@ class ContentReader:
          self._by_stem, self._matched, self._mask) = material_of(task)
         self._ready = True
 
+    @functools.cached_property
+    def _vocabulary(self) -> frozenset[str]:
+        """The stems of the task's statements (its facts, beliefs and refutations; not the wording of its question
+        bank, "A friend says …") and of its components' names and keywords."""
+        return frozenset(s for p in self.props if p.kind != "question" for s in p.stems) | self._topic
+
     def _inner(self, text: str) -> list[Claim]:
         """The claims of ``text`` read on its own (a proposition inside a frame), the turn's state kept; frames
         nested deeper than :data:`MAX_FRAMES` ("It is false that it is false that …") say nothing more."""
@@ -256,7 +262,7 @@ class ContentReader:
                 if not found and asked and context:  # "A sail is 10 m along the bottom, 5 m tall. What is its area?"
                     found = [c for c in self._facts(f"{context} {sent}", True) if c.question]
                 if found and asked and context and all(c.question for c in found) and not ANY_DIGIT.search(norm) \
-                        and _echo_question(sent, context) and all(
+                        and _echo_question(sent, context, self._vocabulary) and all(
                             any(p.kc == c.kc and p.verdict == TRUE and not p.question for p in stated) for c in found):
                     # "Multiplication comes first. What did I just say?", "… Does that make sense?", "… So what comes
                     # first?": the statement before, asked back -- recalled from the turn itself (or a check that
@@ -491,14 +497,30 @@ _ECHO_WORDS = frozenset({"say", "said", "repeat", "rule", "tell", "told", "again
 _ECHO_STEMS = frozenset(stem(w) for w in _ECHO_WORDS)
 
 
-def _echo_question(question: str, before: str) -> bool:
+def _echo_question(question: str, before: str, vocabulary: frozenset[str]) -> bool:
     """Whether ``question`` asks for nothing but the sentence ``before`` said back: it brings no content of its own
     beyond the words of ``before`` and of a request to repeat, and asks no why or how (an explanation asked for is
-    a question to work, even about the sentence before)."""
+    a question to work, even about the sentence before). A form of address set off by commas ("…, buddy?",
+    "…, my young friend?": a short segment with no word of the task's material, ``vocabulary``) brings nothing."""
     if demand_of(question, math=False) in ("explain", "transfer"):
         return False
-    own = content_stems(question)[0] - content_stems(before)[0]
+    segments = [seg for seg in question.split(",") if seg.strip()]
+    main = max(segments, key=len, default=question)  # the question's own clause, never an address
+    kept = [seg for seg in segments if seg is main or not _address(seg, vocabulary)]
+    own = content_stems(" ".join(kept))[0] - content_stems(before)[0]
     return own <= _ECHO_STEMS
+
+
+# a comma-set segment opening with one of these carries a clause of its own ("…, or does it break here?")
+_CLAUSE_OPENERS = frozenset({"or", "and", "but", "if", "when", "because", "since", "so", "then", "what", "why",
+                             "how", "which", "where", "who", "whether", "unless", "than"})
+
+
+def _address(segment: str, vocabulary: frozenset[str]) -> bool:
+    """Whether a comma-set ``segment`` of a question is a form of address or a tag ("buddy", "my young friend",
+    "champ"): at most three words, none of the task's material, none opening a clause."""
+    words = re.findall(r"[a-z']+", segment.lower())
+    return 0 < len(words) <= 3 and words[0] not in _CLAUSE_OPENERS and not (content_stems(segment)[0] & vocabulary)
 
 
 def answered_in_turn(claims: list[Claim], prompts: set[int]) -> list[Claim]:

@@ -682,8 +682,9 @@ def test_the_result_given_to_a_problem_set_out_is_checked() -> None:
 ])
 def test_a_statement_asked_back_is_no_question(task_set, task_id, fact) -> None:
     """"<fact> What did I just say?" asks the student to say back the sentence before, "<fact> Does that make
-    sense?" asks nothing: recalled from the turn, not a question to work. A question that asks why, or brings a
-    case or words of its own, is still one."""
+    sense?" asks nothing: recalled from the turn, not a question to work -- a form of address set off by commas
+    ("…, buddy?", "…, my young friend?") adds nothing. A question that asks why, or brings a case or words of its
+    own, is still one."""
     if task_id is None:
         ts = get_task_set(task_set)
         task_id = ts.task_ids()[0]
@@ -692,9 +693,13 @@ def test_a_statement_asked_back_is_no_question(task_set, task_id, fact) -> None:
     reader = _reader(task_set, task_id)
     assert reader.read(fact).true_statements(reader.read(fact).kc) >= 1
     for echo in ("What did I just say?", "Can you repeat that rule?", "So, what did I just say about it?",
-                 "Does that make sense?", "Got it?", "Is that clear?"):
+                 "Does that make sense?", "Got it?", "Is that clear?", "What did I just say, buddy?",
+                 "Does that make sense to you, champ?", "Got it, pal?", "Buddy, what did I just say?",
+                 "Can you say that back to me, my young friend?"):
         reading = reader.read(f"{fact} {echo}")
-        assert reading.true_statements(reading.kc) >= 1 and not any(c.question for c in reading.claims), reading
+        assert reading.true_statements(reading.kc) >= 1 and not any(c.question for c in reading.claims), echo
+    asks = ("Why?", "Why is that so?", "What went wrong?", "Is that so, or does it break somewhere?")
     if task_set == "math":
-        for asked in ("Why?", "What is 26 - 19 + 9 × 2?", "Which do you work first in a sum with a product?"):
-            assert any(c.question for c in reader.read(f"{fact} {asked}").claims), asked
+        asks += ("What is 26 - 19 + 9 × 2?", "Which do you work first in a sum with a product?")
+    for asked in asks:
+        assert any(c.question for c in reader.read(f"{fact} {asked}").claims), asked
