@@ -72,6 +72,7 @@ from tutorzoo.envs.reading.numbers import ANY_DIGIT, DIGIT_RUN
 from tutorzoo.envs.reading.operations import operations
 from tutorzoo.envs.reading.propositions import (
     content_stems,
+    stated_numbers,
     stem,
 )
 from tutorzoo.envs.reading.wrong_rules import (
@@ -136,6 +137,44 @@ class ContentReader:
         """The stems of the task's statements (its facts, beliefs and refutations; not the wording of its question
         bank, "A friend says …") and of its components' names and keywords."""
         return frozenset(s for p in self.props if p.kind != "question" for s in p.stems) | self._topic
+
+    @functools.cached_property
+    def _bank(self) -> tuple[tuple[str, frozenset[str], frozenset[Fraction], str | None], ...]:
+        """The prompts of the lesson's practice questions (a question's sentences that ask, "…?", and its last,
+        "Name two ways of protecting steel from rust."; not the case it sets up first) and each question of two
+        sentences or more whole: per entry, its component, its content stems, its numbers and, for a prompt in
+        the imperative, its opening words ("name two")."""
+        out = []
+        for k in self.task.knowledge_components:
+            for q in k.questions:
+                parts = sentences(q.text)
+                texts = [part for i, part in enumerate(parts) if part.rstrip().endswith("?") or i == len(parts) - 1]
+                for text in texts + ([q.text] if len(parts) > 1 else []):
+                    stems, numbers = content_stems(text)[0], stated_numbers(text)
+                    opening = " ".join(_WORD.findall(text.lower())[:2])
+                    if stems or numbers:
+                        out.append((k.id, stems, numbers, None if text.rstrip().endswith("?") else opening))
+        return tuple(out)
+
+    def _bank_question(self, sent: str, context: str) -> str | None:
+        """The component of the lesson's practice question ``sent`` puts nearly word for word (three quarters of
+        its content words each way, the same numbers; a prompt in the imperative in its opening words, "Name two
+        …") -- its prompt alone, or, for a prompt of one word ("Analyse why."), the whole question with the
+        sentence before, ``context`` -- if exactly one component's question fits. A prompt of one word ("What is
+        runoff?") must be asked in just that word."""
+        stems, numbers = content_stems(sent)[0], stated_numbers(sent)
+        texts = (sent, f"{context} {sent}") if context and len(stems) + len(numbers) < 2 else (sent,)
+        asked = sent.rstrip().endswith("?")
+        for text in texts:
+            stems, numbers = content_stems(text)[0], stated_numbers(text)
+            words = " ".join(_WORD.findall(text.lower()))
+            on = {kc for kc, q, qn, opening in self._bank if numbers == qn and (
+                asked or opening is not None and re.search(rf"\b{re.escape(opening)}\b", words)) and (
+                stems == q and asked if len(q) + len(qn) < 2
+                else len(stems & q) >= 0.75 * len(q) and len(stems & q) >= 0.75 * len(stems))}
+            if len(on) == 1:
+                return on.pop()
+        return None
 
     def _inner(self, text: str) -> list[Claim]:
         """The claims of ``text`` read on its own (a proposition inside a frame), the turn's state kept; frames
@@ -275,6 +314,19 @@ class ContentReader:
                     spoken.update(m for c in found for m in (c.affirms, c.mentions, c.denies, *c.refutes) if m)
                 else:  # a computation that is also the counterexample said
                     claims += [c for c in found if c.refutes and c.verdict == TRUE]
+            if (on := self._bank_question(sent, context)) is not None:
+                # one of the lesson's own practice questions, put as written ("Name two ways of protecting steel
+                # from rust.", "What is 8 × 9, and …?"): a question on the component it is written for, whatever
+                # its numbers' operations or its words alone would say
+                found = claims[start:]
+                if asked and any(c.question for c in found):
+                    claims[start:] = [self._moved(c, replace(c, kc=on)) if c.question and c.kc != on else c
+                                      for c in found]
+                else:  # (an imperative prompt states nothing: it sets a task)
+                    del claims[start:]
+                    claims.append(Claim(on, TRUE, True, None, (), demand_of(sent, math=self.task.task_set == "math"),
+                                        "fact"))
+                    asked = True
             if asked and not sent.rstrip().endswith("?"):  # "Find the area: …", "Evaluate 6 + 4 × 8.": set as a task
                 prompts.update(id(c) for c in claims[start:] if c.question)
             reported = REPORT_FRAME.match(sent)
@@ -511,6 +563,7 @@ def _echo_question(question: str, before: str, vocabulary: frozenset[str]) -> bo
     return own <= _ECHO_STEMS
 
 
+_WORD = re.compile(r"[a-z']+")
 # a comma-set segment opening with one of these carries a clause of its own ("…, or does it break here?")
 _CLAUSE_OPENERS = frozenset({"or", "and", "but", "if", "when", "because", "since", "so", "then", "what", "why",
                              "how", "which", "where", "who", "whether", "unless", "than"})
@@ -519,7 +572,7 @@ _CLAUSE_OPENERS = frozenset({"or", "and", "but", "if", "when", "because", "since
 def _address(segment: str, vocabulary: frozenset[str]) -> bool:
     """Whether a comma-set ``segment`` of a question is a form of address or a tag ("buddy", "my young friend",
     "champ"): at most three words, none of the task's material, none opening a clause."""
-    words = re.findall(r"[a-z']+", segment.lower())
+    words = _WORD.findall(segment.lower())
     return 0 < len(words) <= 3 and words[0] not in _CLAUSE_OPENERS and not (content_stems(segment)[0] & vocabulary)
 
 

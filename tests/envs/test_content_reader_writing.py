@@ -703,3 +703,25 @@ def test_a_statement_asked_back_is_no_question(task_set, task_id, fact) -> None:
         asks += ("What is 26 - 19 + 9 × 2?", "Which do you work first in a sum with a product?")
     for asked in asks:
         assert any(c.question for c in reader.read(f"{fact} {asked}").claims), asked
+
+
+@pytest.mark.parametrize("task_set", ["math", "stem"])
+def test_the_lessons_own_practice_questions_are_questions_on_their_component(task_set) -> None:
+    """A tutor that asks the lesson's practice questions as written ("Name two ways of protecting steel from
+    rust.", "What is 8 × 9, and what does the expression become after that step?", "What is runoff?") asks a
+    question on the component each is written for (the case a question sets up first may state facts), in the
+    imperative too."""
+    ts = get_task_set(task_set)
+    asked = missed = 0
+    for task_id in ts.task_ids():
+        for seed in (0, 1):
+            task = ts.build(task_id, np.random.default_rng(seed))
+            reader = ContentReader.for_task(task)
+            for kc in task.knowledge_components:
+                for q in kc.questions:
+                    asked += 1
+                    claims = reader.read(f"Now you try: {q.text}").claims
+                    put = [c.kc for c in claims if c.question and c.kc is not None]
+                    if not put or set(put) != {kc.id}:
+                        missed += 1
+    assert asked > 400 and missed <= 0.01 * asked, (missed, asked)
