@@ -279,10 +279,12 @@ def check_relation(nodes: list[Node], rels: list[str], reference: Lin | None) ->
     vals = cast("list[Lin]", vals)
     dims = {leaf.dim for n in nodes for leaf in leaves_of(n)}
     side_dims = [{leaf.dim for leaf in leaves_of(n)} - {None} for n in nodes]
-    if "speed" in dims or any(side_dims) and (not all(side_dims) or any(len(d) > 1 for d in side_dims)):
-        # rates, areas and a unit on one side only ("180 km ÷ 60 km/h = 3 h", "6 cm × 4 cm ÷ 2 = 12",
-        # "90 ÷ 60 = 1.5 hours") combine dimensions this checker does not track: the numbers as written are
-        # checked, and only agreement counts (a mismatch may be a unit change, so it is not called false)
+    if "speed" in dims or any(side_dims) and (not all(side_dims) or any(len(d) > 1 for d in side_dims)
+                                              or len(set().union(*side_dims)) > 1):
+        # rates, areas, a unit on one side only and sides of different kinds ("180 km ÷ 60 km/h = 3 h", "6 cm × 4
+        # cm ÷ 2 = 12", "90 ÷ 60 = 1.5 hours", "a pendulum (1.0 m) gives 2.0 s") combine dimensions this checker
+        # does not track: the numbers as written are checked, and only agreement counts (a mismatch may be a unit
+        # change or two different quantities, so it is not called false)
         ok, ref = check_relation([_unitless(n) for n in nodes], rels, reference)
         return (True, ref) if ok else (None, reference)
     has_var = any(v[0] != 0 for v in vals)

@@ -246,6 +246,9 @@ class ContentReader:
                 norm = FILLER.sub("", norm)
             norms.append(norm)
             asked = sent.rstrip().endswith("?") or bool(_PROMPT.search(sent))
+            if _SOLVE.match(sent) and (posed := first_equation(sent)) is not None:
+                # "… x = 5. Solve 4x = 28: … x = 7.": a new equation posed; what follows is checked against it
+                reference, self._template = posed[0], posed[1:]
             # no digit, no checkable relation or computable question
             math_claims, reference = self._math(norm, asked, sent, reference, carry) if ANY_DIGIT.search(norm) \
                 else ([], reference)
@@ -618,6 +621,7 @@ _ASKS_UNKNOWN = re.compile(r"\b(?:what (?:goes|number goes|belongs) in the (?:bl
                            r"what (?:number|value) (?:is|makes|goes)|solve (?:it|this|that)\b)",
                            re.IGNORECASE)
 _SOLVED = re.compile(r"(?<![\w'])x\s*=\s*-?\d")  # an equation's solution stated: "x = 5"
+_SOLVE = re.compile(r"\s*(?:now,?\s+|next,?\s+|then,?\s+)?solve\b", re.IGNORECASE)  # "Solve 4x = 28:"
 
 
 # "the answer is 38", "our final answer is **3/4**", "result: 26", "So it is 11/12, not 2/5.": the result of the

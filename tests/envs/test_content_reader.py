@@ -108,6 +108,25 @@ def test_the_curriculum_itself_is_almost_never_read_as_false(task_set: str, limi
     assert false / n <= limit, (false, n)
 
 
+@pytest.mark.parametrize("task_set", ["math", "stem"])
+def test_the_curriculum_said_whole_is_never_read_as_false(task_set: str) -> None:
+    """A tutor that says a component's facts, explanation, worked example or hint as the lesson writes them, in
+    one turn, says nothing false: a worked example that poses a second equation ("… x = 5. Solve 4x = 28: … x =
+    7."), a quantity of one kind set against one of another ("Four times as long (1.0 m) gives 2.0 s.") or a
+    step that divides before it multiplies is read as the lesson means it, on every draw."""
+    ts = get_task_set(task_set)
+    wrong = []
+    for tid in ts.task_ids():
+        for seed in (0, 1, 2):
+            task = ts.build(tid, np.random.default_rng(seed))
+            reader = ContentReader.for_task(task)
+            for k in task.knowledge_components:
+                for text in (*k.facts, k.explanation, k.worked_example, *k.hints):
+                    if text and reader.read(text).false_statements():
+                        wrong.append((tid, seed, text[:80]))
+    assert not wrong, wrong
+
+
 @pytest.fixture(scope="module")
 def icebergs():
     return ContentReader.for_task(get_task_set("stem").build("floating_icebergs", np.random.default_rng(0)))

@@ -178,7 +178,7 @@ def _solve_ratio(p: Params, wording: int) -> Solved:
     )
     steps = (
         f"The ratio of juice to water is {a} : {b}.",
-        f"{n} is {n} ÷ {b} = {fmt_value(k)} times {b}.",
+        f"{n} ÷ {b} = {fmt_value(k)}, so {n} is {fmt_value(k)} times {b}.",
         f"Scale the other part by the same factor: {a} × {fmt_value(k)} = {fmt_value(ans)}.",
     )
     wrong = {
