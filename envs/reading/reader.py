@@ -139,42 +139,47 @@ class ContentReader:
         return frozenset(s for p in self.props if p.kind != "question" for s in p.stems) | self._topic
 
     @functools.cached_property
-    def _bank(self) -> tuple[tuple[str, frozenset[str], frozenset[Fraction], str | None], ...]:
+    def _bank(self) -> tuple[tuple[str, frozenset[str], frozenset[Fraction], str | None, bool], ...]:
         """The prompts of the lesson's practice questions (a question's sentences that ask, "…?", and its last,
         "Name two ways of protecting steel from rust."; not the case it sets up first) and each question of two
-        sentences or more whole: per entry, its component, its content stems, its numbers and, for a prompt in
-        the imperative, its opening words ("name two")."""
+        sentences or more whole: per entry, its component, its content stems, its numbers, for a prompt in the
+        imperative its opening words ("name two"), and whether it is a whole question."""
         out = []
         for k in self.task.knowledge_components:
             for q in k.questions:
                 parts = sentences(q.text)
                 texts = [part for i, part in enumerate(parts) if part.rstrip().endswith("?") or i == len(parts) - 1]
-                for text in texts + ([q.text] if len(parts) > 1 else []):
+                for text, whole in [(t, False) for t in texts] + ([(q.text, True)] if len(parts) > 1 else []):
                     stems, numbers = content_stems(text)[0], stated_numbers(text)
                     opening = " ".join(_WORD.findall(text.lower())[:2])
                     if stems or numbers:
-                        out.append((k.id, stems, numbers, None if text.rstrip().endswith("?") else opening))
+                        out.append((k.id, stems, numbers, None if text.rstrip().endswith("?") else opening, whole))
         return tuple(out)
 
-    def _bank_question(self, sent: str, context: str) -> str | None:
+    def _bank_fits(self, text: str, asked: bool, whole: bool) -> str | None:
+        """The component of the one practice question (``whole``: of two sentences or more, else its prompt)
+        ``text`` puts nearly word for word, if exactly one component's fits (see :meth:`_bank_question`)."""
+        stems, numbers = content_stems(text)[0], stated_numbers(text)
+        words = " ".join(_WORD.findall(text.lower()))
+        on = {kc for kc, q, qn, opening, entire in self._bank if entire == whole and numbers == qn and (
+            asked or opening is not None and re.search(rf"\b{re.escape(opening)}\b", words)) and (
+            stems == q and asked if len(q) + len(qn) < 2
+            else len(stems & q) >= 0.75 * len(q) and len(stems & q) >= 0.75 * len(stems))}
+        return on.pop() if len(on) == 1 else None
+
+    def _bank_question(self, sent: str, context: str) -> tuple[str | None, bool]:
         """The component of the lesson's practice question ``sent`` puts nearly word for word (three quarters of
         its content words each way, the same numbers; a prompt in the imperative in its opening words, "Name two
-        …") -- its prompt alone, or, for a prompt of one word ("Analyse why."), the whole question with the
-        sentence before, ``context`` -- if exactly one component's question fits. A prompt of one word ("What is
-        runoff?") must be asked in just that word."""
-        stems, numbers = content_stems(sent)[0], stated_numbers(sent)
-        texts = (sent, f"{context} {sent}") if context and len(stems) + len(numbers) < 2 else (sent,)
+        …"), if exactly one component's question fits -- its prompt alone or the whole question with the sentence
+        before, ``context`` (a prompt of one word, "Analyse why.", only so; "What is runoff?" must be asked in just
+        that word) -- and whether ``context`` is the case that question sets up ("A clock loses 3 minutes each
+        day. Which way should the bob be moved, and why?")."""
         asked = sent.rstrip().endswith("?")
-        for text in texts:
-            stems, numbers = content_stems(text)[0], stated_numbers(text)
-            words = " ".join(_WORD.findall(text.lower()))
-            on = {kc for kc, q, qn, opening in self._bank if numbers == qn and (
-                asked or opening is not None and re.search(rf"\b{re.escape(opening)}\b", words)) and (
-                stems == q and asked if len(q) + len(qn) < 2
-                else len(stems & q) >= 0.75 * len(q) and len(stems & q) >= 0.75 * len(stems))}
-            if len(on) == 1:
-                return on.pop()
-        return None
+        alone = self._bank_fits(sent, asked, False)
+        posed = self._bank_fits(f"{context} {sent}", asked, True) if context else None
+        if alone is not None:
+            return alone, posed == alone
+        return posed, posed is not None
 
     def _inner(self, text: str) -> list[Claim]:
         """The claims of ``text`` read on its own (a proposition inside a frame), the turn's state kept; frames
@@ -221,7 +226,7 @@ class ContentReader:
             framed = prev.endswith(":") and bool(REPORTED.search(prev))
             context, prev = prev, sent.rstrip()
             stated = claims[start:]  # what the sentence before said
-            start = len(claims)
+            earlier, start = start, len(claims)
             if target is not None and not ANY_DIGIT.search(sent) and (
                     (retracted := RETRACTION.match(sent)) or ENDORSEMENT.match(sent)):
                 # "… Actually, no: that is false.", "Some say that …. And they are right."
@@ -317,10 +322,16 @@ class ContentReader:
                     spoken.update(m for c in found for m in (c.affirms, c.mentions, c.denies, *c.refutes) if m)
                 else:  # a computation that is also the counterexample said
                     claims += [c for c in found if c.refutes and c.verdict == TRUE]
-            if (on := self._bank_question(sent, context)) is not None:
+            on, posed = self._bank_question(sent, context)
+            if on is not None:
                 # one of the lesson's own practice questions, put as written ("Name two ways of protecting steel
                 # from rust.", "What is 8 × 9, and …?"): a question on the component it is written for, whatever
-                # its numbers' operations or its words alone would say
+                # its numbers' operations or its words alone would say; the case it sets up first is posed, not
+                # asserted ("A clock loses 3 minutes each day." is no false statement)
+                if posed and not solving:
+                    kept = [c for c in claims[earlier:start] if c.verdict != FALSE]
+                    claims[earlier:start] = kept
+                    start = earlier + len(kept)
                 found = claims[start:]
                 if asked and any(c.question for c in found):
                     claims[start:] = [self._moved(c, replace(c, kc=on)) if c.question and c.kc != on else c
