@@ -12,7 +12,8 @@ from __future__ import annotations
 import functools
 import math
 import re
-from dataclasses import replace
+from collections import Counter
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import cast
 
@@ -68,7 +69,7 @@ from tutorzoo.envs.reading.normalise import (
     plain_text,
     sentences,
 )
-from tutorzoo.envs.reading.numbers import ANY_DIGIT, DIGIT_RUN
+from tutorzoo.envs.reading.numbers import ANY_DIGIT, DIGIT_RUN, no_digits
 from tutorzoo.envs.reading.operations import operations
 from tutorzoo.envs.reading.propositions import (
     content_stems,
@@ -135,36 +136,53 @@ class ContentReader:
     @functools.cached_property
     def _vocabulary(self) -> frozenset[str]:
         """The stems of the task's statements (its facts, beliefs and refutations; not the wording of its question
-        bank, "A friend says …") and of its components' names and keywords."""
-        return frozenset(s for p in self.props if p.kind != "question" for s in p.stems) | self._topic
+        bank, "A friend says …") and of its components' names and keywords (shared by the readers of one
+        material)."""
+        found = _VOCABULARIES.get(id(self.props))
+        if found is None or found[0] is not self.props:
+            if len(_VOCABULARIES) >= 256:  # (bounded, as the materials are)
+                _VOCABULARIES.clear()
+            found = _VOCABULARIES[id(self.props)] = (self.props, frozenset(
+                s for p in self.props if p.kind != "question" for s in p.stems) | self._topic)
+        return found[1]
 
     @functools.cached_property
-    def _bank(self) -> tuple[tuple[str, frozenset[str], frozenset[Fraction], str | None, bool], ...]:
-        """The prompts of the lesson's practice questions (a question's sentences that ask, "…?", and its last,
-        "Name two ways of protecting steel from rust."; not the case it sets up first) and each question of two
-        sentences or more whole: per entry, its component, its content stems, its numbers, for a prompt in the
-        imperative its opening words ("name two"), and whether it is a whole question."""
-        out = []
-        for k in self.task.knowledge_components:
-            for q in k.questions:
-                parts = sentences(q.text)
-                texts = [part for i, part in enumerate(parts) if part.rstrip().endswith("?") or i == len(parts) - 1]
-                for text, whole in [(t, False) for t in texts] + ([(q.text, True)] if len(parts) > 1 else []):
-                    stems, numbers = content_stems(text)[0], stated_numbers(text)
-                    opening = " ".join(_WORD.findall(text.lower())[:2])
-                    if stems or numbers:
-                        out.append((k.id, stems, numbers, None if text.rstrip().endswith("?") else opening, whole))
-        return tuple(out)
+    def _bank(self) -> _Prompts:
+        """The prompts of the lesson's practice questions and each question of two sentences or more whole (see
+        :func:`_practice_prompts`)."""
+        return _practice_prompts(tuple((k.id, q.text) for k in self.task.knowledge_components for q in k.questions))
 
     def _bank_fits(self, text: str, asked: bool, whole: bool) -> str | None:
         """The component of the one practice question (``whole``: of two sentences or more, else its prompt)
-        ``text`` puts nearly word for word, if exactly one component's fits (see :meth:`_bank_question`)."""
-        stems, numbers = content_stems(text)[0], stated_numbers(text)
-        words = " ".join(_WORD.findall(text.lower()))
-        on = {kc for kc, q, qn, opening, entire in self._bank if entire == whole and numbers == qn and (
-            asked or opening is not None and re.search(rf"\b{re.escape(opening)}\b", words)) and (
-            stems == q and asked if len(q) + len(qn) < 2
-            else len(stems & q) >= 0.75 * len(q) and len(stems & q) >= 0.75 * len(stems))}
+        ``text`` puts nearly word for word, if exactly one component's fits (see :meth:`_bank_question`). (The
+        numbers, the costly part, are compared only where the words fit; the words are read without the digits,
+        the same in every draw of a math task.)"""
+        stems = content_stems(no_digits(text))[0]
+        words: str | None = None
+        numbers: frozenset[Fraction] | None = None
+        bank = self._bank
+        if stems and len(stems & bank.stems) < 0.75 * len(stems):
+            return None  # (most sentences: a quarter of their words or more are no practice question's)
+        on = set()
+        hits = Counter(i for st in stems for i in bank.by_stem.get(st, ()))
+        for i in sorted(hits) if stems else bank.wordless:
+            kc, q, q_text, opening, entire = bank.entries[i]
+            if entire != whole:
+                continue
+            shared = hits[i]
+            overlap = shared >= 0.75 * len(q) and shared >= 0.75 * len(stems)
+            if not (overlap or stems == q and asked):
+                continue
+            if not asked:
+                if opening is None:
+                    continue
+                words = " ".join(_WORD.findall(text.lower())) if words is None else words
+                if not re.search(rf"\b{re.escape(opening)}\b", words):
+                    continue
+            numbers = stated_numbers(text) if numbers is None else numbers
+            qn = stated_numbers(q_text)
+            if numbers == qn and (q or qn) and (stems == q and asked if len(q) + len(qn) < 2 else overlap):
+                on.add(kc)
         return on.pop() if len(on) == 1 else None
 
     def _bank_question(self, sent: str, context: str) -> tuple[str | None, bool]:
@@ -176,7 +194,10 @@ class ContentReader:
         day. Which way should the bob be moved, and why?")."""
         asked = sent.rstrip().endswith("?")
         alone = self._bank_fits(sent, asked, False)
-        posed = self._bank_fits(f"{context} {sent}", asked, True) if context else None
+        own = len(content_stems(no_digits(sent))[0])
+        short = alone is None and own < 2 and own + len(stated_numbers(sent)) < 2
+        posed = self._bank_fits(f"{context} {sent}", asked, True) if context and (alone is not None or short) \
+            else None
         if alone is not None:
             return alone, posed == alone
         return posed, posed is not None
@@ -578,6 +599,48 @@ def _echo_question(question: str, before: str, vocabulary: frozenset[str]) -> bo
 
 
 _WORD = re.compile(r"[a-z']+")
+
+
+# per material (by its propositions' identity): the propositions and their vocabulary (ContentReader._vocabulary)
+_VOCABULARIES: dict[int, tuple[tuple, frozenset[str]]] = {}
+
+# a practice question's prompt: its component, content stems, text, imperative opening words, whether whole
+_Prompt = tuple[str, frozenset[str], str, str | None, bool]
+
+
+@dataclass(frozen=True)
+class _Prompts:
+    """The prompts of a lesson's practice questions, indexed by their content stems."""
+
+    entries: tuple[_Prompt, ...]
+    by_stem: dict[str, tuple[int, ...]]  # stem -> the entries whose stems have it
+    wordless: tuple[int, ...]  # the entries with no content stem (numbers only: "What is 8.75 × 1000?")
+    stems: frozenset[str]  # every entry's stems
+
+
+@functools.lru_cache(maxsize=1024)
+def _practice_prompts(questions: tuple[tuple[str, str], ...]) -> _Prompts:
+    """The prompts of practice ``questions`` (component, text): a question's sentences that ask, "…?", and its
+    last, "Name two ways of protecting steel from rust." (not the case it sets up first), and each question of two
+    sentences or more whole; per entry, its component, its content stems (read without digits), its text, for a
+    prompt in the imperative its opening words ("name two"), and whether it is a whole question. Cached: the
+    readers of a task's every episode share them."""
+    out = []
+    for kc, question in questions:
+        parts = sentences(question)
+        texts = [part for i, part in enumerate(parts) if part.rstrip().endswith("?") or i == len(parts) - 1]
+        for text, whole in [(t, False) for t in texts] + ([(question, True)] if len(parts) > 1 else []):
+            opening = " ".join(_WORD.findall(text.lower())[:2])
+            out.append((kc, content_stems(no_digits(text))[0], text,
+                        None if text.rstrip().endswith("?") else opening, whole))
+    by_stem: dict[str, list[int]] = {}
+    for i, entry in enumerate(out):
+        for st in entry[1]:
+            by_stem.setdefault(st, []).append(i)
+    return _Prompts(tuple(out), {st: tuple(ids) for st, ids in by_stem.items()},
+                    tuple(i for i, entry in enumerate(out) if not entry[1]), frozenset(by_stem))
+
+
 # a comma-set segment opening with one of these carries a clause of its own ("…, or does it break here?")
 _CLAUSE_OPENERS = frozenset({"or", "and", "but", "if", "when", "because", "since", "so", "then", "what", "why",
                              "how", "which", "where", "who", "whether", "unless", "than"})
