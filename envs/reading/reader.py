@@ -150,7 +150,17 @@ class ContentReader:
     def _bank(self) -> _Prompts:
         """The prompts of the lesson's practice questions and each question of two sentences or more whole (see
         :func:`_practice_prompts`)."""
-        return _practice_prompts(tuple((k.id, q.text) for k in self.task.knowledge_components for q in k.questions))
+        return _practice_prompts(tuple((k.id, _ANY_DIGIT_CHAR.sub("0", q.text))
+                                       for k in self.task.knowledge_components for q in k.questions))
+
+    def _prompt_text(self, where: tuple[int, int]) -> str:
+        """The text, in this draw's numbers, of the practice-question prompt at ``where`` (question, sentence; -1:
+        the whole question) of :attr:`_bank`."""
+        question = [q.text for k in self.task.knowledge_components for q in k.questions][where[0]]
+        if where[1] < 0:
+            return question
+        parts = sentences(question)
+        return parts[where[1]] if where[1] < len(parts) else question
 
     def _bank_fits(self, text: str, asked: bool, whole: bool) -> str | None:
         """The component of the one practice question (``whole``: of two sentences or more, else its prompt)
@@ -166,7 +176,7 @@ class ContentReader:
         on = set()
         hits = Counter(i for st in stems for i in bank.by_stem.get(st, ()))
         for i in sorted(hits) if stems else bank.wordless:
-            kc, q, q_text, opening, entire = bank.entries[i]
+            kc, q, where, opening, entire = bank.entries[i]
             if entire != whole:
                 continue
             shared = hits[i]
@@ -180,7 +190,7 @@ class ContentReader:
                 if not re.search(rf"\b{re.escape(opening)}\b", words):
                     continue
             numbers = stated_numbers(text) if numbers is None else numbers
-            qn = stated_numbers(q_text)
+            qn = stated_numbers(self._prompt_text(where))
             if numbers == qn and (q or qn) and (stems == q and asked if len(q) + len(qn) < 2 else overlap):
                 on.add(kc)
         return on.pop() if len(on) == 1 else None
@@ -604,8 +614,10 @@ _WORD = re.compile(r"[a-z']+")
 # per material (by its propositions' identity): the propositions and their vocabulary (ContentReader._vocabulary)
 _VOCABULARIES: dict[int, tuple[tuple, frozenset[str]]] = {}
 
-# a practice question's prompt: its component, content stems, text, imperative opening words, whether whole
-_Prompt = tuple[str, frozenset[str], str, str | None, bool]
+# a practice question's prompt: its component, content stems, place (question, sentence; -1: the whole question),
+# imperative opening words, and whether it is a whole question
+_Prompt = tuple[str, frozenset[str], tuple[int, int], str | None, bool]
+_ANY_DIGIT_CHAR = re.compile(r"\d")
 
 
 @dataclass(frozen=True)
@@ -620,19 +632,19 @@ class _Prompts:
 
 @functools.lru_cache(maxsize=1024)
 def _practice_prompts(questions: tuple[tuple[str, str], ...]) -> _Prompts:
-    """The prompts of practice ``questions`` (component, text): a question's sentences that ask, "…?", and its
-    last, "Name two ways of protecting steel from rust." (not the case it sets up first), and each question of two
-    sentences or more whole; per entry, its component, its content stems (read without digits), its text, for a
-    prompt in the imperative its opening words ("name two"), and whether it is a whole question. Cached: the
-    readers of a task's every episode share them."""
-    out = []
-    for kc, question in questions:
+    """The prompts of practice ``questions`` (component, text with its digits written 0, so every draw of a math
+    task shares them): a question's sentences that ask, "…?", and its last, "Name two ways of protecting steel
+    from rust." (not the case it sets up first), and each question of two sentences or more whole; per entry, its
+    component, its content stems, its place, for a prompt in the imperative its opening words ("name two"), and
+    whether it is a whole question."""
+    out: list[_Prompt] = []
+    for qi, (kc, question) in enumerate(questions):
         parts = sentences(question)
-        texts = [part for i, part in enumerate(parts) if part.rstrip().endswith("?") or i == len(parts) - 1]
-        for text, whole in [(t, False) for t in texts] + ([(question, True)] if len(parts) > 1 else []):
+        places = [(i, part) for i, part in enumerate(parts) if part.rstrip().endswith("?") or i == len(parts) - 1]
+        for pi, text in places + ([(-1, question)] if len(parts) > 1 else []):
             opening = " ".join(_WORD.findall(text.lower())[:2])
-            out.append((kc, content_stems(no_digits(text))[0], text,
-                        None if text.rstrip().endswith("?") else opening, whole))
+            out.append((kc, content_stems(no_digits(text))[0], (qi, pi),
+                        None if text.rstrip().endswith("?") else opening, pi < 0))
     by_stem: dict[str, list[int]] = {}
     for i, entry in enumerate(out):
         for st in entry[1]:
