@@ -150,13 +150,17 @@ class ContentReader:
     def _bank(self) -> _Prompts:
         """The prompts of the lesson's practice questions and each question of two sentences or more whole (see
         :func:`_practice_prompts`)."""
-        return _practice_prompts(tuple((k.id, _ANY_DIGIT_CHAR.sub("0", q.text))
-                                       for k in self.task.knowledge_components for q in k.questions))
+        return _practice_prompts(tuple((kc, _ANY_DIGIT_CHAR.sub("0", text)) for kc, text in self._questions))
+
+    @functools.cached_property
+    def _questions(self) -> tuple[tuple[str, str], ...]:
+        """The lesson's practice questions in this draw's numbers: (component, text)."""
+        return tuple((k.id, q.text) for k in self.task.knowledge_components for q in k.questions)
 
     def _prompt_text(self, where: tuple[int, int]) -> str:
         """The text, in this draw's numbers, of the practice-question prompt at ``where`` (question, sentence; -1:
         the whole question) of :attr:`_bank`."""
-        question = [q.text for k in self.task.knowledge_components for q in k.questions][where[0]]
+        question = self._questions[where[0]][1]
         if where[1] < 0:
             return question
         parts = sentences(question)
