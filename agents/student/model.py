@@ -56,8 +56,9 @@ zone *above* if :math:`g \ge 2`, *below* if :math:`g \le -2`, else *within* (the
   failure or when a misconception fired (0.5 for a failure inside a scaffold: it is worked through); a stuck
   student asks for a hint with :math:`p = help\_seeking (0.5 + 0.5\,metacognition)`;
 - *explain* mode (anything else with content): :math:`w = 0.85 (1 - 0.8 L_k)\,uptake` (worked examples help
-  novices most; a ``summarize`` turn 0.3 of that); ``reveals_answer`` instead memorises the ``revealed_items``
-  (:math:`p = 0.95`) and has :math:`w = 0.1`; plain ``encourage`` has :math:`w = 0`.
+  novices most; a ``summarize`` turn 0.3 of that); a ``reveals_answer`` turn memorises the ``revealed_items``
+  (:math:`p = 0.95`) and, unless it also states the right idea on :math:`k` (an explanation that happens to
+  answer a test item teaches as an explanation), has :math:`w = 0.1`; plain ``encourage`` has :math:`w = 0`.
 
 Learning on :math:`k` (an expected BKT transition :math:`L' = L + (1 - L) T`):
 
@@ -106,10 +107,11 @@ accuracy and learn less from one who erred (Koenig & Harris, 2005). A counterexa
   already primed: the same exposition again adds nothing), the rest when the student next works a question on
   :math:`k` (example-problem pairs, Sweller & Cooper, 1985; Trafton & Reiser, 1993: an example studied and then a
   problem solved teaches more than either alone), whose success chance the example in mind raises as a scaffold
-  does (:math:`+0.4 (1 - p)`); a right answer there cuts :math:`s_m` by another
-  30% (the right rule gains strength by use); :math:`s_m \ge 0.2`. An active misconception fires on a test
-  item with :math:`s_m` times its rate, so the right answer becomes more likely while the wrong rule is still
-  held; only a counterexample removes it.
+  does (:math:`+0.4 (1 - p)`), and whose learning weight is 1.5x when it is a problem (apply, explain or
+  transfer demand, not a recall) -- the same for a problem asked after the turn's own exposition; a right
+  answer there cuts :math:`s_m` by another 30% (the right rule gains strength by use); :math:`s_m \ge 0.2`.
+  An active misconception fires on a test item with :math:`s_m` times its rate, so the right answer becomes
+  more likely while the wrong rule is still held; only a counterexample removes it.
 
 **Adaptivity** (each rule with its source and the size it reproduces): explanations weigh
 :math:`(1 - 0.8 L_k)` — the expertise-reversal effect (Kalyuga et al., 2003: worked examples help novices,
@@ -222,6 +224,10 @@ EXPOSITION, EXPOSITION_FLOOR = 0.8, 0.2
 USE_CUT = 0.3
 # a held wrong rule interferes with learning on its component: learning there is scaled by 0.6 (mu)
 INTERFERENCE = 0.6
+# example-problem pairs (Sweller & Cooper, 1985; Trafton & Reiser, 1993; van Gog et al., 2011: an example studied
+# and then a problem solved teaches more than problems alone): a problem (apply, explain or transfer; not a recall)
+# worked with an exposition of its component in mind -- in the same turn or primed before -- weighs 1.5x
+PAIRED = 0.5
 EXPOSED_NOW = 0.15  # the share of an exposition's cut that holds without practice (the rest waits for a question)
 # affect: encouragement lifts engagement by 0.3 (1 - e), multiplies anxiety by 0.85, raises confidence by 0.1 (1 - c)
 ENCOURAGE_LIFT, ENCOURAGE_CALM, ENCOURAGE_CONFIDENCE = 0.3, 0.85, 0.1
@@ -417,6 +423,7 @@ class TurnReading:
     focus: float  # ``kc``'s share of the turn's attention (1: its first idea or two came while the student attended)
     attention: dict[str, float] = field(default_factory=dict)  # per component, its true statements' attention
     shown_right: int = 0  # true statements on ``kc`` that state the right idea (not questions, not refutations)
+    problem: bool = False  # the question is a problem to work (apply, explain or transfer), not a recall
     reading: Reading | None = None
 
 
@@ -446,7 +453,8 @@ def read_turn(state: StudentState, act: TutorAct) -> TurnReading:
                       and not c.refutes)
     return TurnReading(kc=kc, read=True, question=bool(asked), demand=demand - 1 if scaffold and demand else demand,
                        scaffold=scaffold, n_true=n_true, n_false=n_false, worked_example=n_true >= 2, focus=focus,
-                       attention=attention, shown_right=shown_right, reading=reading)
+                       attention=attention, shown_right=shown_right, problem=bool(asked) and demand >= 1,
+                       reading=reading)
 
 
 def respond(state: StudentState, act: TutorAct, rng: np.random.Generator, chars: int = 0) -> Plan:
@@ -480,6 +488,9 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator, chars:
     else:
         plan = _listen(state, turn, mode, zone, fired, lk, rng)
     repeats = _repeat(state, act, turn, mode)
+    exposed = (turn.shown_right and not turn.n_false) or state.primed.get(kc, 0.0) > 0.0
+    if mode == "question" and turn.problem and exposed:
+        w *= 1.0 + PAIRED  # a problem worked with the studied example in mind (example-problem pairs)
     if w > 0.0:
         _learn(state, act, turn, mode, w * max(REPEAT_FLOOR, REPEAT_DECAY ** repeats), zone, coherence, held, links,
                lk)
@@ -560,9 +571,10 @@ def _mode(state: StudentState, act: TutorAct, turn: TurnReading, lk: float,
     """How the student takes the turn (``reveal``, ``question``, ``encourage`` or ``explain``) and the weight
     :math:`w` of its learning step before the repeat decay (a question's weight waits for its outcome)."""
     p = state.persona
-    if act.reveals_answer and not turn.question:
+    if act.reveals_answer:  # the answers a turn gives away are remembered (a question's: remembered, not generated)
         _memorise(state, act, rng)
-        w, mode = W_REVEAL, "reveal"
+    if act.reveals_answer and not turn.question and not (turn.read and turn.shown_right):
+        w, mode = W_REVEAL, "reveal"  # an answer told and nothing explained
     elif turn.question:
         w, mode = 0.0, "question"
     elif act.strategy == "encourage" and not turn.read:
@@ -580,8 +592,6 @@ def _mode(state: StudentState, act: TutorAct, turn: TurnReading, lk: float,
             w *= turn.focus  # material past the first ideas of a turn is barely processed
         if act.intent == "summarize":
             w *= W_SUMMARY  # a recap consolidates; it does not teach what was never worked on
-    if act.reveals_answer and turn.question:  # a question that gives the answer away: remembered, not generated
-        _memorise(state, act, rng)
     return mode, w
 
 

@@ -348,7 +348,7 @@ def test_content_teaches_by_what_is_true(claims, intent: str, expected: float) -
 def test_a_small_weight_is_halved_by_a_falsehood_too() -> None:
     # a told answer (w 0.1) and a weak explanation (w 0.85 * 0.6 * 0.1 = 0.051) are halved like any other
     told = student()
-    respond(told, said(Claim(EQ, "true"), Claim(None, "false"), reveals_answer=True), NOTHING_HAPPENS)
+    respond(told, said(Claim(EQ, "unchecked"), Claim(None, "false"), reveals_answer=True), NOTHING_HAPPENS)
     assert told.mastery[EQ] == pytest.approx(bkt(0.5, 0.1, 0.5, 0.8), abs=1e-12)
     weak = student(explanation_uptake=0.1)
     respond(weak, said(Claim(EQ, "true"), Claim(None, "false")), NOTHING_HAPPENS)
@@ -792,8 +792,9 @@ def test_a_link_without_another_component_boosts_but_teaches_no_other(linked: st
 @pytest.mark.parametrize(("claims", "expected"), [
     # a question alone: a failed attempt teaches a quarter
     pytest.param((Claim(EQ, "true", question=True, demand="apply"),), bkt(0.5, 0.25), id="question-alone"),
-    # a question with one true statement on its component: scaffolded, a failure is worked through (half)
-    pytest.param((Claim(EQ, "true"), Claim(EQ, "true", question=True, demand="apply")), bkt(0.5, 0.5),
+    # a question with one true statement on its component: scaffolded, a failure is worked through (half), and
+    # the problem is worked with the exposition in mind (an example-problem pair, x1.5)
+    pytest.param((Claim(EQ, "true"), Claim(EQ, "true", question=True, demand="apply")), bkt(0.5, 0.5, 1.5),
                  id="with-a-true-step"),
     # ... and with a false statement beside it (on another component) it is no scaffold, and trust falls to 0.8
     pytest.param((Claim(EQ, "true"), Claim(MIX, "false"), Claim(EQ, "true", question=True, demand="apply")),
@@ -820,4 +821,35 @@ def test_a_scaffold_cue_without_content_scaffolds_nothing(strategy: str) -> None
     state = student()
     respond(state, said(Claim(EQ, "true"), Claim(EQ, "true", question=True, demand="apply"), intent="guide_reasoning",
                         strategy=strategy, is_question=True), NOTHING_HAPPENS)
-    assert state.mastery[EQ] == pytest.approx(bkt(0.5, 0.5), abs=1e-12)
+    assert state.mastery[EQ] == pytest.approx(bkt(0.5, 0.5, 1.5), abs=1e-12)  # 1.5: the example-problem pair
+
+
+def test_an_explanation_that_tells_a_test_answer_still_teaches_as_an_explanation() -> None:
+    """A turn that states the right idea on its component and happens to give a test item's answer away teaches
+    as the explanation it is (w 0.85 (1 - 0.8 L)) and the answer is memorised; a told answer with nothing true
+    stated weighs 0.1."""
+    state = student()
+    respond(state, said(Claim(EQ, "true"), reveals_answer=True, revealed_items=("pre_add",)), Draws(0.0, rest=0.0))
+    assert state.mastery[EQ] == pytest.approx(bkt(0.5, 0.85 * 0.6), abs=1e-12)
+    assert "pre_add" in state.memorised
+    told = student()
+    respond(told, said(Claim(EQ, "unchecked"), reveals_answer=True), NOTHING_HAPPENS)
+    assert told.mastery[EQ] == pytest.approx(bkt(0.5, 0.1), abs=1e-12)
+
+
+@pytest.mark.parametrize(("explained", "demand", "paired"), [
+    pytest.param(True, "apply", True, id="example-then-problem"),
+    pytest.param(True, "explain", True, id="example-then-why"),
+    pytest.param(True, "recall", False, id="example-then-recall"),
+    pytest.param(False, "apply", False, id="problem-alone"),
+])
+def test_a_problem_after_an_exposition_weighs_one_and_a_half(explained: bool, demand: str, paired: bool) -> None:
+    """Example-problem pairs: a problem (not a recall) worked with an exposition of its component in mind, from an
+    earlier turn not yet practised, weighs 1.5x; a recall question or a problem without the example does not."""
+    state = student()
+    if explained:
+        respond(state, said(Claim(EQ, "true")), NOTHING_HAPPENS)
+    before = state.mastery[EQ]
+    respond(state, said(Claim(EQ, "true", question=True, demand=demand), intent="guide_reasoning", is_question=True),
+            NOTHING_HAPPENS)
+    assert state.mastery[EQ] == pytest.approx(bkt(before, 0.25, 1.5 if paired else 1.0), abs=1e-12)
