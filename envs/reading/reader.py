@@ -147,6 +147,11 @@ class ContentReader:
         return found[1]
 
     @functools.cached_property
+    def _name_stems(self) -> dict[str, frozenset[str]]:
+        """Per component, the stems of its name ("Order of operations": order, oper)."""
+        return {k.id: content_stems(k.name)[0] for k in self.task.knowledge_components}
+
+    @functools.cached_property
     def _bank(self) -> _Prompts:
         """The prompts of the lesson's practice questions and each question of two sentences or more whole (see
         :func:`_practice_prompts`)."""
@@ -344,7 +349,9 @@ class ContentReader:
                 if not found and asked and context:  # "A sail is 10 m along the bottom, 5 m tall. What is its area?"
                     found = [c for c in self._facts(f"{context} {sent}", True) if c.question]
                 if found and asked and context and all(c.question for c in found) and not ANY_DIGIT.search(norm) \
-                        and _echo_question(sent, context, self._vocabulary) and all(
+                        and _echo_question(sent, context, self._vocabulary,
+                                           frozenset().union(*(self._name_stems.get(c.kc, ()) for c in found))) \
+                        and all(
                             any(p.kc == c.kc and p.verdict == TRUE and not p.question for p in stated) for c in found):
                     # "Multiplication comes first. What did I just say?", "… Does that make sense?", "… So what comes
                     # first?": the statement before, asked back -- recalled from the turn itself (or a check that
@@ -598,9 +605,11 @@ _ECHO_WORDS = frozenset({"say", "said", "repeat", "rule", "tell", "told", "again
 _ECHO_STEMS = frozenset(stem(w) for w in _ECHO_WORDS)
 
 
-def _echo_question(question: str, before: str, vocabulary: frozenset[str]) -> bool:
+def _echo_question(question: str, before: str, vocabulary: frozenset[str],
+                   named: frozenset[str] = frozenset()) -> bool:
     """Whether ``question`` asks for nothing but the sentence ``before`` said back: it brings no content of its own
-    beyond the words of ``before`` and of a request to repeat, and asks no why or how (an explanation asked for is
+    beyond the words of ``before``, of a request to repeat and of the name of the component it is on (``named``:
+    "What did I just say about the order of operations?"), and asks no why or how (an explanation asked for is
     a question to work, even about the sentence before). A form of address set off by commas ("…, buddy?",
     "…, my young friend?": a short segment with no word of the task's material, ``vocabulary``) brings nothing."""
     if demand_of(question, math=False) in ("explain", "transfer"):
@@ -608,7 +617,7 @@ def _echo_question(question: str, before: str, vocabulary: frozenset[str]) -> bo
     segments = [seg for seg in question.split(",") if seg.strip()]
     main = max(segments, key=len, default=question)  # the question's own clause, never an address
     kept = [seg for seg in segments if seg is main or not _address(seg, vocabulary)]
-    own = content_stems(" ".join(kept))[0] - content_stems(before)[0]
+    own = content_stems(" ".join(kept))[0] - content_stems(before)[0] - named
     return own <= _ECHO_STEMS
 
 

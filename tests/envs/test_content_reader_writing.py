@@ -683,8 +683,8 @@ def test_the_result_given_to_a_problem_set_out_is_checked() -> None:
 def test_a_statement_asked_back_is_no_question(task_set, task_id, fact) -> None:
     """"<fact> What did I just say?" asks the student to say back the sentence before, "<fact> Does that make
     sense?" asks nothing: recalled from the turn, not a question to work -- a form of address set off by commas
-    ("…, buddy?", "…, my young friend?") adds nothing. A question that asks why, or brings a case or words of its
-    own, is still one."""
+    ("…, buddy?", "…, my young friend?") adds nothing, nor does the component's name ("… about order of
+    operations?"). A question that asks why, or brings a case or words of its own, is still one."""
     if task_id is None:
         ts = get_task_set(task_set)
         task_id = ts.task_ids()[0]
@@ -692,7 +692,9 @@ def test_a_statement_asked_back_is_no_question(task_set, task_id, fact) -> None:
         fact = (kc.facts or [kc.explanation])[0]
     reader = _reader(task_set, task_id)
     assert reader.read(fact).true_statements(reader.read(fact).kc) >= 1
-    for echo in ("What did I just say?", "Can you repeat that rule?", "So, what did I just say about it?",
+    name = next(k.name for k in reader.task.knowledge_components if k.id == reader.read(fact).kc).lower()
+    for echo in (f"So, what did I just say about {name}?", f"Can you tell me what I said about {name}?",
+                 "What did I just say?", "Can you repeat that rule?", "So, what did I just say about it?",
                  "Does that make sense?", "Got it?", "Is that clear?", "What did I just say, buddy?",
                  "Does that make sense to you, champ?", "Got it, pal?", "Buddy, what did I just say?",
                  "Can you say that back to me, my young friend?"):
