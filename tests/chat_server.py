@@ -188,11 +188,16 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.chat.auth_headers.append(self.headers.get("Authorization", ""))
         reply = self.chat._next(body)
+        done = False
         try:
             if isinstance(reply, str):
                 reply = Reply(text=reply)
             if reply.delay and self.chat._stopping.wait(reply.delay):
                 return  # stopping: the client has long given up
+            # out of flight before the reply is written: once it is, the client may send its next request before
+            # this thread runs again, and that request must not count as overlapping this one
+            self.chat._done()
+            done = True
             if reply.raw is not None:
                 self._send(200, reply.raw)
             elif reply.status >= 400:
@@ -205,7 +210,8 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._send(200, completion(reply.text or "", str(body.get("model", ""))))
         finally:
-            self.chat._done()
+            if not done:
+                self.chat._done()
 
     def _send(self, status: int, payload: dict | str, content_type: str = "application/json") -> None:
         data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
