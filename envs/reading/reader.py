@@ -349,8 +349,8 @@ class ContentReader:
                 if not found and asked and context:  # "A sail is 10 m along the bottom, 5 m tall. What is its area?"
                     found = [c for c in self._facts(f"{context} {sent}", True) if c.question]
                 if found and asked and context and all(c.question for c in found) and not ANY_DIGIT.search(norm) \
-                        and _echo_question(sent, context, self._vocabulary,
-                                           frozenset().union(*(self._name_stems.get(c.kc, ()) for c in found))) \
+                        and _echo_question(sent, context, self._vocabulary, frozenset().union(
+                            *(self._name_stems.get(c.kc or "", frozenset()) for c in found))) \
                         and all(
                             any(p.kc == c.kc and p.verdict == TRUE and not p.question for p in stated) for c in found):
                     # "Multiplication comes first. What did I just say?", "… Does that make sense?", "… So what comes
