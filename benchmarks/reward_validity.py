@@ -131,6 +131,22 @@ def main() -> None:
     res = measure(tutors, spec_list, args.workers)
     print(f"{len(spec_list)} paired specs per tutor; difference from socratic ± paired s.e.")
     print(table(res, spec_list))
+    if "random" in res:
+        print("\nthe teaching controls against random (gain difference ± paired s.e.)")
+        print(against(res, spec_list, "random", [t for t in ("probe_explain_ask", "probe_socratic_chat") if t in res]))
+
+
+def against(res: dict[str, np.ndarray], spec_list: list[EpisodeSpec], reference: str, tutors: list[str]) -> str:
+    """Per tutor, its paired gain difference from ``reference`` overall and in each task set."""
+    sets = sorted({s.task_set for s in spec_list})
+    lines = [f"{'tutor':28s} {'Δgain':>16s}" + "".join(f" {'Δgain ' + ts:>16s}" for ts in sets)]
+    for t in tutors:
+        cells = []
+        for mask in [np.ones(len(spec_list), bool)] + [np.array([s.task_set == ts for s in spec_list]) for ts in sets]:
+            d, se = paired(res[t][mask, 0], res[reference][mask, 0]) if mask.sum() > 1 else (float("nan"),) * 2
+            cells.append(f" {d:+8.3f} ± {se:5.3f}")
+        lines.append(f"{t:28s}" + "".join(cells))
+    return "\n".join(lines)
 
 
 def table(res: dict[str, np.ndarray], spec_list: list[EpisodeSpec]) -> str:
