@@ -46,6 +46,7 @@ from pathlib import Path
 from tutorzoo.envs.errors import DatasetError
 from tutorzoo.envs.grading import normalise_text
 from tutorzoo.envs.jsonl import json_object_line
+from tutorzoo.envs.reading.normalise import plain_text
 from tutorzoo.envs.reading.numbers import (
     NumberMention,
     normalise_math,
@@ -353,6 +354,8 @@ def find_leaks(
         >>> find_leaks("Why might option (B) be the one?", [AnswerKey("q2", "Zero", option_letter="B")]).kinds
         ('option_letter',)
     """
+    # a list's numbers ("1. …", "2) …") and headings are layout, not values (chat models number their points)
+    utterance, history = plain_text(utterance), tuple(plain_text(h) for h in history)
     given = _givens(tuple(givens))
     t = normalise_math(utterance)
     mentions = tuple(m for m in _value_mentions(utterance) if not _restates_givens(m, given))

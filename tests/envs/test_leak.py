@@ -174,3 +174,18 @@ def test_cli_prints_metrics(capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_reports_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--eval", str(tmp_path / "nope.jsonl")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("layout", [
+    "Here is how to think about it:\n\n1. The period depends on the length.\n2. A shorter pendulum swings faster.\n"
+    "3. What would you change?",
+    "**Step 1:** The period depends on the length.\n**Step 2:** A shorter pendulum swings faster.",
+    "| # | Idea |\n|---|---|\n| 1 | The period depends on the length. |\n| 2 | A shorter one swings faster. |",
+    "## 2. The length\n\n3) Which way should the bob move?",
+])
+def test_a_lists_and_tables_numbers_are_layout_not_answers(layout: str) -> None:
+    """A chat model numbers its points ("1.", "2)", "| 2 |"): those numbers are layout, not a stated answer; the
+    same answer stated in such a list still leaks."""
+    keys = [AnswerKey("q", str(n)) for n in (1, 2, 3)]
+    assert find_leaks(layout, keys) == LeakReport(leaked=False, item_ids=(), kinds=())
+    assert find_leaks(layout + "\n4. So the answer is 2.", keys).item_ids == ("q",)
