@@ -601,12 +601,29 @@ class ChatModelSocratic(SocraticTutor):
         return _chat_format(super().speak(act, task, misconception, info), self._rng)
 
 
+def _numbered_format(text: str) -> str:
+    """Text as a chat model lays out steps: a warm opener, then one numbered line per sentence."""
+    end = END_MARKER in text
+    sents = _sentences_of(text.replace(END_MARKER, "").strip()) or [text]
+    out = "Sure! Here's how to think about it:\n\n" + "\n".join(f"{i + 1}. {s}" for i, s in enumerate(sents))
+    return out + (f"\n\n{END_MARKER}" if end else "")
+
+
+class NumberedSocratic(SocraticTutor):
+    """A control: socratic's content as a numbered list under a warm opener (list numbers are layout)."""
+
+    name = "probe_socratic_numbered"
+
+    def speak(self, act, task: Task, misconception, info: dict) -> str:
+        return _numbered_format(super().speak(act, task, misconception, info))
+
+
 PROBES = {cls.name: cls for cls in (
     LabelFarming, KeywordQuestions, ContentFreeSocratic, WrongNumbers, MisconceptionTeacher, OtherTaskMaterial,
     PosttestTeacher, PersonaExploit, PromptInjection, ParaphrasedSocratic, BareSocratic, OwnWordsTeacher, OwnWordsLLM,
     VolumeTutor, CounterexampleSpray, EchoStudent, StateRetract, EndorseMisconception, NegatedTruths, LessonVerbatim,
     LessonShuffled, FactEachComponent, TrivialScaffold, PracticeQuestionSpam, PaddedSocratic, CueWordSocratic,
-    ExplainThenAsk, ChatModelSocratic)}
+    ExplainThenAsk, ChatModelSocratic, NumberedSocratic)}
 
 # the issue-26 probes: tutors that score without teaching (each must lose to socratic on gain and reward)
 UPTAKE_GAMING = ("probe_volume", "probe_counter_spray", "probe_echo_student", "probe_state_retract",
