@@ -36,6 +36,7 @@ from typing import overload
 
 from tutorzoo.envs.acts import TutorAct
 from tutorzoo.envs.leak import AnswerKey, find_leaks
+from tutorzoo.envs.reading.normalise import plain_text
 from tutorzoo.envs.tasks.base import Item, Task
 from tutorzoo.envs.wellformed import check as check_wellformed
 
@@ -368,10 +369,11 @@ class Annotator:
         )
 
     def _in_context(self, text: str, item_ids: tuple[str, ...], words: frozenset[str]) -> tuple[str, ...]:
-        """The leaked items, keeping a hidden post-test item only when the turn also states the item."""
-        if not self._contexts:
+        """The leaked items, keeping a hidden post-test item only when the turn also states the item (a list's
+        numbers and step labels are layout, not the item's numbers)."""
+        if not self._contexts or not item_ids:
             return item_ids
-        numbers = frozenset(_NUMBER.findall(text))
+        numbers = frozenset(_NUMBER.findall(plain_text(text)))
         kept = []
         for iid in item_ids:
             ctx = self._contexts.get(iid)

@@ -189,6 +189,8 @@ _COUNTED_NOUNS = (
     "quantities|groups|rules|facts|points|words|more|of\\s+(?:us|them|these|those|the)"
 )
 _COUNT_AFTER_RE = re.compile(rf"\s+(?:{_COUNTED_NOUNS})\b", re.IGNORECASE)
+# "two-step equations", "a three-digit number": a spelt-out number joined to a word is part of a name, not a value
+_COMPOUND_AFTER_RE = re.compile(r"-[A-Za-z]")
 
 
 def _value_mentions(text: str) -> tuple[NumberMention, ...]:
@@ -198,7 +200,8 @@ def _value_mentions(text: str) -> tuple[NumberMention, ...]:
     for m in number_mentions(t):
         if m.value.denominator == 1 and _LABEL_BEFORE_RE.search(t, max(0, m.start - _LABEL_WINDOW), m.start):
             continue
-        if _DIGIT_RE.search(m.text) is None and m.value.denominator == 1 and _COUNT_AFTER_RE.match(t, m.end):
+        if _DIGIT_RE.search(m.text) is None and m.value.denominator == 1 and (
+                _COUNT_AFTER_RE.match(t, m.end) or _COMPOUND_AFTER_RE.match(t, m.end)):
             continue
         out.append(m)
     return tuple(out)

@@ -345,13 +345,14 @@ def _sentences(text: str) -> tuple[str, ...]:
 # markdown an LLM writes: emphasis, headings, list bullets and numbers at a line's start (a "- 21 + 20" bullet is
 # not a negative number), a table row's number cell ("| 2 | …") and a table's rule ("|---|---|")
 # (a run of underscores between spaces or signs is a blank to fill in: "2/3 = __/9")
-_MARKDOWN = re.compile(r"\*\*|(?<=[A-Za-z0-9])__(?!_)|(?<!_)__(?=[A-Za-z0-9])|"
+_MARKDOWN = re.compile(r"(?:^[ \t]*|(?<=[.!?:] ))(?:\*\*)?(?:[Ss]tep|STEP)[ \t]+\d{1,2}[ \t]*[:.)](?:\*\*)?(?=\s|$)|"
+                       r"\*\*|(?<=[A-Za-z0-9])__(?!_)|(?<!_)__(?=[A-Za-z0-9])|"
                        r"^[ \t]*(?:#{1,6}[ \t]+(?:\d{1,2}[.)][ \t]+)?|(?:[-*+•]|\d{1,2}[.)])[ \t]+)|"
                        r"^[ \t]*\|(?:[ \t]*\d{1,2}[ \t]*\||[ \t:|-]*$)", re.MULTILINE)
 
 
 def plain_text(text: str) -> str:
-    """``text`` without the markdown an LLM writes (emphasis, headings, list bullets and numbers, a table's row
-    numbers and rules)."""
+    """``text`` without the markdown an LLM writes (emphasis, headings, list bullets and numbers, step labels such
+    as "**Step 2:**", a table's row numbers and rules)."""
     return _MARKDOWN.sub(" ", text) if ("*" in text or "_" in text or "#" in text or "\n" in text
-                                         or text.lstrip()[:1] in "-+•|") else text
+                                         or "tep " in text or "TEP " in text or text.lstrip()[:1] in "-+•|") else text

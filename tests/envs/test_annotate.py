@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -91,3 +93,23 @@ def test_verbalised_topic_reads_back(annotator, task):
                 hits += back.target_kc == kc.id
                 total += 1
     assert hits / total >= 0.9, f"topic read back {hits}/{total}"
+
+
+def test_step_labels_do_not_tie_a_worked_result_to_a_hidden_item():
+    """A hidden post-test item's answer said in a worked example counts as given away only with the item's own
+    numbers beside it; the numbers of "**Step 1:**" labels are layout, so a worked example laid out in steps
+    reveals no more than the same steps in a paragraph."""
+    task = get_task_set("math").build("order_of_operations", np.random.default_rng(3))
+    ann = Annotator.for_task(task)
+    pre = {it.id for it in task.pretest}
+    hidden = next(it for it in task.posttest if it.id not in pre
+                  and len({n for n in re.findall(r"\d+", it.stem) if int(n) <= 9}) >= 2)
+    labels = sorted({int(n) for n in re.findall(r"\d+", hidden.stem) if int(n) <= 9})
+    steps = [f"Work what comes first: the result is {hidden.answer}." if i == labels[-1] else "Look at the signs."
+             for i in range(1, labels[-1] + 1)]
+    laid_out = "Here's a worked example:\n\n" + "\n\n".join(f"**Step {i}:** {s}" for i, s in enumerate(steps, 1))
+    paragraph = "Here's a worked example: " + " ".join(steps)
+    assert hidden.id not in ann.annotate(paragraph, _ctx()).revealed_items
+    assert hidden.id not in ann.annotate(laid_out, _ctx()).revealed_items
+    stated = f"{paragraph} That is how {hidden.stem.rstrip('.?')} comes out."
+    assert hidden.id in ann.annotate(stated, _ctx()).revealed_items

@@ -189,3 +189,14 @@ def test_a_lists_and_tables_numbers_are_layout_not_answers(layout: str) -> None:
     keys = [AnswerKey("q", str(n)) for n in (1, 2, 3)]
     assert find_leaks(layout, keys) == LeakReport(leaked=False, item_ids=(), kinds=())
     assert find_leaks(layout + "\n4. So the answer is 2.", keys).item_ids == ("q",)
+
+
+@pytest.mark.parametrize("text", [
+    "We worked on solving two-step equations.", "Take a three-digit number.", "It is a one-to-one match.",
+])
+def test_a_number_word_joined_to_a_word_is_a_name_not_a_value(text: str) -> None:
+    """"two-step equations" names a kind of equation; it does not state 2 (a component's name must not leak)."""
+    keys = [AnswerKey("q", str(n)) for n in (1, 2, 3)]
+    assert find_leaks(text, keys).item_ids == ()
+    assert find_leaks("So the answer is two.", keys).item_ids == ("q",)
+    assert find_leaks("It is two-thirds.", [AnswerKey("f", "2/3")]).item_ids == ("f",)
