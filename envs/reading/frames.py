@@ -29,17 +29,27 @@ DENIAL = re.compile(
     r"|(?:nobody|no\s+one|no-one)\s+should\s+(?:believe|think|say|claim|assume)(?:\s+that)?"
     r"|(?:do\s+not|don't|never)\s+(?:believe|think|assume)\s+that"
     r"|there\s+is\s+no\s+truth\s+(?:in\s+(?:the\s+)?(?:idea|claim)\s+)?that)\s+", re.IGNORECASE)
-# "…, but that's wrong." closing a sentence: the rest of it is denied
-DENIED_AFTER = re.compile(r"\s*(?:[,;:]|\s[-–—])\s*(?:but|and)?\s*(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:simply\s+|"
-                           r"just\s+|completely\s+)?(?:false|untrue|not\s+true|wrong|incorrect|a\s+myth|not\s+correct)"
-                           r"\W*$", re.IGNORECASE)
-RETRACTION = re.compile(
-    r"^\W*(?:(?:actually|wait|sorry|oops|hmm|well|but|no|nope|correction)\b\W*)*"
+# "…, but that's wrong." / "… — just kidding." closing a sentence: the rest of it is denied
+_JOKING = r"(?:just|only)\s+(?:kidding|joking)"
+DENIED_AFTER = re.compile(r"\s*(?:[,;:]|\s[-–—])\s*(?:(?:but|and)?\s*(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:simply\s+|"
+                          r"just\s+|completely\s+)?(?:false|untrue|not\s+true|wrong|incorrect|a\s+myth|not\s+correct)"
+                          r"|" + _JOKING + r")\W*$", re.IGNORECASE)
+# a sentence that only takes back the one before: fillers ("Actually, no", "Just kidding") and retracting clauses
+# ("that is false", "ignore that", "I was wrong"), in any order, and nothing else
+_FILLER = (r"(?:actually|wait|sorry|oops|hmm|well|but|no|nope|correction|oh|uh|um|ok|okay|haha|lol|my\s+bad|"
+           + _JOKING + r"|kidding|joking)")
+_RETRACTING = (
     r"(?:(?:that|this|it|which)(?:'s|\s+is|\s+was)\s+(?:simply\s+|just\s+|completely\s+|all\s+|actually\s+)?"
-    r"(?:false|untrue|not\s+true|not\s+right|not\s+correct|wrong|incorrect|a\s+myth|nonsense|a\s+mistake)"
+    r"(?:false|untrue|not\s+true|not\s+right|not\s+correct|wrong|incorrect|a\s+myth|nonsense|a\s+mistake|made\s+up)"
+    r"|(?:that|this|it)\s+(?:isn't|wasn't)\s+(?:true|right|correct|so)"
     r"|(?:they|those\s+people|these\s+people|people|he|she|some|others)\s*(?:'re|are|were|is|'s)\s+"
     r"(?:simply\s+|just\s+|completely\s+|quite\s+)?(?:wrong|mistaken|incorrect)"
-    r"|i\s+take\s+(?:that|it)\s+back|scratch\s+that|forget\s+(?:that|what\s+i\s+(?:just\s+)?said))\W*$", re.IGNORECASE)
+    r"|i\s+take\s+(?:that|it)\s+back|scratch\s+that|never\s+mind|i\s+(?:was|am|'m)\s+(?:wrong|mistaken|kidding|joking)"
+    r"|i\s+lied|i\s+made\s+(?:that|it)\s+up|(?:please\s+)?(?:ignore|disregard|forget)\s+(?:that|it|this|"
+    r"what\s+i\s+(?:just\s+)?said|everything\s+i\s+(?:just\s+)?said|the\s+last\s+(?:part|sentence|bit))"
+    r"|don't\s+(?:listen\s+to|believe)\s+(?:me|that|it))")
+RETRACTION = re.compile(r"^\W*(?:" + _FILLER + r"\b\W*)*(?:" + _RETRACTING + r"|" + _JOKING + r")"
+                        r"(?:\W+(?:" + _FILLER + r"|" + _RETRACTING + r")\b)*\W*$", re.IGNORECASE)
 ENDORSEMENT = re.compile(
     r"^\W*(?:(?:and|but|so|well|yes|indeed)\b\W*)*"
     r"(?:(?:they|those\s+people|these\s+people|people|he|she|some|others|your\s+friend)\s*(?:'re|are|were|is|'s)\s+"

@@ -60,6 +60,11 @@ DENIALS = {
     "retracted-one-sentence": "{X}. That's wrong.",
     "reported-then-wrong": "Some say that {x}. They are wrong.",
     "heard-but-wrong": "You may have heard that {x}, but that's wrong.",
+    "just-kidding": "{X}. Just kidding — that's wrong, ignore it.",
+    "kidding-in-the-sentence": "{X}, just kidding.",
+    "scratch-that": "{X}. Oops, scratch that, I was wrong.",
+    "disregard": "{X}. Please disregard what I just said.",
+    "does-not-hold": "{X}. Sorry, that isn't true.",
 }
 
 
