@@ -265,7 +265,8 @@ class Annotator:
         self._kc_discipline = {kc.id: kc.discipline for kc in task.knowledge_components}
 
     def annotate(self, utterance: str, ctx: AnnotationContext) -> TutorAct:
-        text = utterance
+        # the words, not their layout: markdown headings, bullets, bold and "Step N:" labels are no cues
+        text = plain_text(utterance)
         if not check_wellformed(text).ok:
             return self.malformed_act(text, ctx)
         # ASCII text (nearly every turn) is read lower-cased by the case-sensitive twins of the patterns: the same

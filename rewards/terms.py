@@ -34,7 +34,8 @@ Terms (value ranges per exchange / per episode):
 ``misconception_repair``     exchange per misconception of the task: +1 repaired, +0.25 suppressed, -1 relapsed,
                                       divided by their number; content-gated like ``mastery_gain``
 ``leak_penalty``             exchange -1 when the tutor turn states an answer (missing verdict: -1, fail closed)
-``length_penalty``           exchange -(chars over ``max_chars``) / ``max_chars``, floored at -1
+``length_penalty``           exchange -(chars over ``max_chars``) / ``max_chars``, floored at -1; chars of the text
+                                      the student reads (markdown layout dropped, blanks collapsed)
 ``format_penalty``           exchange -0.5 per violation, floored at -1: empty or invalid turn, over ``max_questions``
                                       (3) question marks, text addressed to a judge, ``[END]`` not at the end
 ``sid_<M>`` / ``sid_total``  episode  SID metric M (SD, SV, IKT, BP, SC, L3GR, 3C) / TotalScore on the content-gated
@@ -70,6 +71,7 @@ from tutorzoo.envs import records
 from tutorzoo.envs.errors import ConfigError
 from tutorzoo.envs.import_path import load_import_path
 from tutorzoo.envs.labels import BLOOM_LEVELS
+from tutorzoo.envs.reading.normalise import plain_text
 from tutorzoo.envs.records import LEARNING_GAIN, reward_components, turn_from_json
 from tutorzoo.envs.tasks import get_task_set
 from tutorzoo.envs.tasks.base import Task
@@ -244,7 +246,8 @@ def _leak(exchange: Mapping) -> float:
 
 def _length(max_chars: int) -> Callable[[Mapping], float]:
     def score(exchange: Mapping) -> float:
-        n = len(str((exchange.get("tutor") or {}).get("utterance", "")))
+        # what the student reads: markdown layout (headings, bullets, bold, step labels) and runs of blanks are free
+        n = len(" ".join(plain_text(str((exchange.get("tutor") or {}).get("utterance", ""))).split()))
         return -min(1.0, max(0, n - max_chars) / max_chars)
 
     return score
