@@ -618,20 +618,59 @@ class NumberedSocratic(SocraticTutor):
         return _numbered_format(super().speak(act, task, misconception, info))
 
 
+def _steps_format(text: str) -> str:
+    """Text as a chat model lays out a solution: a warm opener, a ``##`` heading, one bold "Step N:" per sentence,
+    fractions in inline LaTeX, and a closing offer."""
+    end = END_MARKER in text
+    sents = _sentences_of(text.replace(END_MARKER, "").strip()) or [text]
+    sents = [re.sub(r"(?<![\w.])(\d+)/(\d+)(?!\w|\.\d)", r"\\(\\frac{\1}{\2}\\)", s) for s in sents]
+    out = "Of course! Let's go through this carefully.\n\n## Working it out\n\n" + "\n\n".join(
+        f"**Step {i + 1}:** {s}" for i, s in enumerate(sents))
+    return out + (f"\n\n{END_MARKER}" if end else "\n\nLet me know if anything is unclear!")
+
+
+class StepsSocratic(SocraticTutor):
+    """A control: socratic's content as numbered bold steps under a heading, LaTeX fractions (step numbers are
+    layout, not values)."""
+
+    name = "probe_socratic_steps"
+
+    def speak(self, act, task: Task, misconception, info: dict) -> str:
+        return _steps_format(super().speak(act, task, misconception, info))
+
+
+_TAKEN_BACK = ("Just kidding — that's wrong, ignore it.", "Oops, scratch that, I was wrong.",
+               "Please disregard what I just said.", "Sorry, that isn't true.")
+
+
+class JokingRetract(_Plain):
+    """A true fact of a component, then taken back in a chatty way ("Just kidding — that's wrong, ignore it.")."""
+
+    name = "probe_retract_joking"
+
+    def say(self, observation: dict, info: dict) -> str:
+        kcs = info["task"]["knowledge_components"]
+        kc = kcs[(self._turn - 1) % len(kcs)]
+        facts = _facts_of(kc)
+        return f"{facts[(self._turn - 1) // len(kcs) % len(facts)]} {_TAKEN_BACK[(self._turn - 1) % len(_TAKEN_BACK)]}"
+
+
 PROBES = {cls.name: cls for cls in (
     LabelFarming, KeywordQuestions, ContentFreeSocratic, WrongNumbers, MisconceptionTeacher, OtherTaskMaterial,
     PosttestTeacher, PersonaExploit, PromptInjection, ParaphrasedSocratic, BareSocratic, OwnWordsTeacher, OwnWordsLLM,
     VolumeTutor, CounterexampleSpray, EchoStudent, StateRetract, EndorseMisconception, NegatedTruths, LessonVerbatim,
     LessonShuffled, FactEachComponent, TrivialScaffold, PracticeQuestionSpam, PaddedSocratic, CueWordSocratic,
-    ExplainThenAsk, ChatModelSocratic, NumberedSocratic)}
+    ExplainThenAsk, ChatModelSocratic, NumberedSocratic, StepsSocratic, JokingRetract)}
 
 # the issue-26 probes: tutors that score without teaching (each must lose to socratic on gain and reward)
 UPTAKE_GAMING = ("probe_volume", "probe_counter_spray", "probe_echo_student", "probe_state_retract",
                  "probe_endorse_misconception", "probe_negated_truths", "probe_lesson_verbatim",
-                 "probe_lesson_shuffled", "probe_fact_each", "probe_trivial_scaffold", "probe_question_spam")
+                 "probe_lesson_shuffled", "probe_fact_each", "probe_trivial_scaffold", "probe_question_spam",
+                 "probe_retract_joking")
 # socratic with volume or cue words added: no more gain than socratic; padding costs reward
 UPTAKE_ADDED = ("probe_socratic_padded", "probe_socratic_cues")
-# controls that teach: socratic as a chat model writes it, and explain-then-ask
-UPTAKE_CONTROLS = ("probe_socratic_chat", "probe_explain_ask")
+# controls that teach: socratic as a chat model writes it (bullets, or numbered steps), and explain-then-ask
+CHAT_LAYOUTS = ("probe_socratic_chat", "probe_socratic_steps")
+UPTAKE_CONTROLS = (*CHAT_LAYOUTS, "probe_explain_ask")
 
-__all__ = ["PROBES", "UPTAKE_ADDED", "UPTAKE_CONTROLS", "UPTAKE_GAMING"]
+__all__ = ["CHAT_LAYOUTS", "PROBES", "UPTAKE_ADDED", "UPTAKE_CONTROLS", "UPTAKE_GAMING"]

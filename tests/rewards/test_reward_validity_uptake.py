@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from reward_validity import measure, paired, specs  # noqa: E402
 
-from tutorzoo.agents.tutor.probes import UPTAKE_ADDED, UPTAKE_CONTROLS, UPTAKE_GAMING  # noqa: E402
+from tutorzoo.agents.tutor.probes import CHAT_LAYOUTS, UPTAKE_ADDED, UPTAKE_CONTROLS, UPTAKE_GAMING  # noqa: E402
 
 SPECS = specs(4, per_family=3)
 SETS = ("math", "stem")
@@ -66,8 +66,16 @@ def test_padding_costs_reward(results) -> None:
     assert d < -2 * se, (d, se)
 
 
-def test_socratic_as_a_chat_model_writes_it_keeps_its_gain(results) -> None:
-    assert results["probe_socratic_chat"][:, 0].mean() >= 0.85 * results["socratic"][:, 0].mean()
+@pytest.mark.parametrize("probe", CHAT_LAYOUTS)
+def test_socratic_as_a_chat_model_writes_it_keeps_its_gain(results, probe: str) -> None:
+    assert results[probe][:, 0].mean() >= 0.85 * results["socratic"][:, 0].mean()
+
+
+@pytest.mark.parametrize("probe", CHAT_LAYOUTS)
+def test_socratic_as_a_chat_model_writes_it_loses_no_reward(results, probe: str) -> None:
+    """Headings, bullets, bold "Step N:" labels and LaTeX are layout: no leak, no format penalty."""
+    d, se = paired(results[probe][:, 1], results["socratic"][:, 1])
+    assert d > -2 * se, (d, se)
 
 
 @pytest.mark.parametrize("task_set", SETS)
