@@ -430,7 +430,10 @@ class StateRetract(_Plain):
         kcs = info["task"]["knowledge_components"]
         kc = kcs[(self._turn - 1) % len(kcs)]
         facts = _facts_of(kc)
-        return f"{facts[(self._turn - 1) // len(kcs) % len(facts)]} Actually, no: that is false."
+        return f"{facts[(self._turn - 1) // len(kcs) % len(facts)]} {self._taken_back()}"
+
+    def _taken_back(self) -> str:
+        return "Actually, no: that is false."
 
 
 class EndorseMisconception(_Plain):
@@ -643,16 +646,13 @@ _TAKEN_BACK = ("Just kidding — that's wrong, ignore it.", "Oops, scratch that,
                "Please disregard what I just said.", "Sorry, that isn't true.")
 
 
-class JokingRetract(_Plain):
+class JokingRetract(StateRetract):
     """A true fact of a component, then taken back in a chatty way ("Just kidding — that's wrong, ignore it.")."""
 
     name = "probe_retract_joking"
 
-    def say(self, observation: dict, info: dict) -> str:
-        kcs = info["task"]["knowledge_components"]
-        kc = kcs[(self._turn - 1) % len(kcs)]
-        facts = _facts_of(kc)
-        return f"{facts[(self._turn - 1) // len(kcs) % len(facts)]} {_TAKEN_BACK[(self._turn - 1) % len(_TAKEN_BACK)]}"
+    def _taken_back(self) -> str:
+        return _TAKEN_BACK[(self._turn - 1) % len(_TAKEN_BACK)]
 
 
 PROBES = {cls.name: cls for cls in (

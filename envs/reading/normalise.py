@@ -342,8 +342,9 @@ def _sentences(text: str) -> tuple[str, ...]:
     return tuple(s.strip() for s in _SENT.split(text) if s.strip())
 
 
-# markdown an LLM writes: emphasis, headings, list bullets and numbers at a line's start (a "- 21 + 20" bullet is
-# not a negative number), a table row's number cell ("| 2 | …") and a table's rule ("|---|---|")
+# markdown an LLM writes: a step label at a line's or a sentence's start ("**Step 2:**"), emphasis, headings, list
+# bullets and numbers at a line's start (a "- 21 + 20" bullet is not a negative number), a table row's number cell
+# ("| 2 | …") and a table's rule ("|---|---|")
 # (a run of underscores between spaces or signs is a blank to fill in: "2/3 = __/9")
 _MARKDOWN = re.compile(r"(?:^[ \t]*|(?<=[.!?:] ))(?:\*\*)?(?:[Ss]tep|STEP)[ \t]+\d{1,2}[ \t]*[:.)](?:\*\*)?(?=\s|$)|"
                        r"\*\*|(?<=[A-Za-z0-9])__(?!_)|(?<!_)__(?=[A-Za-z0-9])|"
