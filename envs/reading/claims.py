@@ -37,9 +37,12 @@ class Claim:
 
 @dataclass(frozen=True)
 class Reading:
-    """The content of one tutor turn: its claims, with summaries the student model reads."""
+    """The content of one tutor turn: its claims, with summaries the student model reads. ``links`` are the
+    task's cross-discipline links the turn makes, as (component, discipline) pairs: it says the link's bridge or
+    uses its keywords (naming another discipline alone makes no link)."""
 
     claims: tuple[Claim, ...] = ()
+    links: tuple[tuple[str, str], ...] = ()
 
     @functools.cached_property
     def kc(self) -> str | None:

@@ -31,8 +31,8 @@ DENIAL = re.compile(
     r"|there\s+is\s+no\s+truth\s+(?:in\s+(?:the\s+)?(?:idea|claim)\s+)?that)\s+", re.IGNORECASE)
 # "…, but that's wrong." / "… — just kidding." closing a sentence: the rest of it is denied
 _JOKING = r"(?:just|only)\s+(?:kidding|joking)"
-DENIED_AFTER = re.compile(r"\s*(?:[,;:]|\s[-–—])\s*(?:(?:but|and)?\s*(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:simply\s+|"
-                          r"just\s+|completely\s+)?(?:false|untrue|not\s+true|wrong|incorrect|a\s+myth|not\s+correct)"
+DENIED_AFTER = re.compile(r"\s*(?:[,;:]|\s[-–—])\s*(?:(?:but|and)?\s*(?:that|this|it)(?:'s|\s+is|\s+was)\s+"
+                          r"(?:simply\s+|just\s+|completely\s+)?(?:false|untrue|not\s+true|wrong|incorrect|a\s+myth|not\s+correct)"
                           r"|" + _JOKING + r")\W*$", re.IGNORECASE)
 # a sentence that only takes back the one before: fillers ("Actually, no", "Just kidding") and retracting clauses
 # ("that is false", "ignore that", "I was wrong"), in any order, and nothing else

@@ -352,8 +352,24 @@ _MARKDOWN = re.compile(r"(?:^[ \t]*|(?<=[.!?:] ))(?:\*\*)?(?:[Ss]tep|STEP)[ \t]+
                        r"^[ \t]*\|(?:[ \t]*\d{1,2}[ \t]*\||[ \t:|-]*$)", re.MULTILINE)
 
 
+# LaTeX an LLM writes for school math, as plain text: math delimiters (a dollar pair only around a command: "$5" is
+# money), fractions, operators, \\text{...}, sizing and spacing commands
+_LATEX = tuple((re.compile(p), r) for p, r in (
+    (r"\$\$?([^$\n]*?\\[^$\n]*?)\$\$?", r"\1"), (r"\\[()\[\]]", " "),
+    (r"\\[dt]?frac\s*\{([^{}]+)\}\s*\{([^{}]+)\}", r"\1/\2"), (r"\\text(?:bf|rm)?\s*\{([^{}]*)\}", r"\1"),
+    (r"\\times(?![a-z])", "×"), (r"\\cdot(?![a-z])", "·"), (r"\\div(?![a-z])", "÷"), (r"\\%", "%"),
+    (r"\\(?:left|right)(?![a-z])|\\[,;!]", " "),
+))
+
+
 def plain_text(text: str) -> str:
     """``text`` without the markdown an LLM writes (emphasis, headings, list bullets and numbers, step labels such
-    as "**Step 2:**", a table's row numbers and rules)."""
+    as "**Step 2:**", a table's row numbers and rules) and with its LaTeX as plain text (``\\(\\frac{3}{4}\\)`` is
+    3/4, ``\\times`` is ×)."""
+    if "\\" in text:
+        text = text.replace("\\$", "\x00")  # an escaped dollar is a dollar sign, not a math delimiter
+        for pattern, repl in _LATEX:
+            text = pattern.sub(repl, text)
+        text = text.replace("\x00", "$")
     return _MARKDOWN.sub(" ", text) if ("*" in text or "_" in text or "#" in text or "\n" in text
                                          or "tep " in text or "TEP " in text or text.lstrip()[:1] in "-+•|") else text

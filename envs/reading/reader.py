@@ -346,8 +346,17 @@ class ContentReader:
                     # already worked: no relation in it) is what is asked for
                     found = [c for c in self._math(prior, True, f"{context} {sent}", None, [])[0]
                              if c.question and c.kc is not None] or found
-                if not found and asked and context:  # "A sail is 10 m along the bottom, 5 m tall. What is its area?"
-                    found = [c for c in self._facts(f"{context} {sent}", True) if c.question]
+                math = self.task.task_set == "math"
+                if not found and asked and context and not _ABOUT_THE_STUDENT.search(sent) and (
+                        demand_of(sent, math=math) != "transfer" or content_stems(sent)[0] & self._topic
+                        or _ASKS_VALUE.search(sent)):
+                    # "A sail is 10 m along the bottom, 5 m tall. What is its area?", "<fact> Why?": the sentence
+                    # before, asked about; what is asked (its demand) is the asking sentence's. A transfer needs a case
+                    # of its own: a bare transfer prompt ("Predict what would happen in general.", "How would an
+                    # artist use this idea in another subject?") names nothing of the task to work on; "Why do you
+                    # think so?" asks about the student's own idea, not the tutor's sentence before it
+                    found = [replace(c, demand=demand_of(sent, math=math))
+                             for c in self._facts(f"{context} {sent}", True) if c.question]
                 if found and asked and context and all(c.question for c in found) and not ANY_DIGIT.search(norm) \
                         and _echo_question(sent, context, self._vocabulary, frozenset().union(
                             *(self._name_stems.get(c.kc or "", frozenset()) for c in found))) \
@@ -393,7 +402,26 @@ class ContentReader:
         claims = answered_in_turn(claims, prompts)
         if self._pending:
             claims = self._contrasted(claims, norms, spoken)
-        return Reading(tuple(claims)) if claims else EMPTY
+        links = self._links_made(text)
+        return Reading(tuple(claims), links) if claims or links else EMPTY
+
+    @functools.cached_property
+    def _link_material(self) -> tuple[tuple[str, str, frozenset[str], tuple[frozenset[str], ...]], ...]:
+        """Per cross-discipline link of the task: its component, its discipline, its bridge's content stems and
+        each of its keywords' stems."""
+        return tuple((k.id, link.discipline, content_stems(no_digits(link.bridge))[0],
+                      tuple(kw for w in link.keywords if (kw := content_stems(w)[0])))
+                     for k in self.task.knowledge_components for link in k.links)
+
+    def _links_made(self, text: str) -> tuple[tuple[str, str], ...]:
+        """The links the turn makes: it says most of the link's bridge (three fifths of its content stems) or uses
+        two of its keywords (its only one, if it has one)."""
+        if not self._link_material:
+            return ()
+        stems = content_stems(no_digits(text))[0]
+        return tuple((kc, disc) for kc, disc, bridge, keywords in self._link_material
+                     if (bridge and 5 * len(bridge & stems) >= 3 * len(bridge))
+                     or (keywords and sum(1 for kw in keywords if kw <= stems) >= min(2, len(keywords))))
 
     def _contrasted(self, claims: list[Claim], norms: list[str], named: set[str]) -> list[Claim]:
         """Each math claim's counterexamples cut to the misconceptions whose contrast the turn states or asks for:
@@ -704,6 +732,9 @@ _PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|
                      r"compare|show|estimate|predict|convert|simplify|tell me|evaluate|determine|express|figure out)\b",
                      re.IGNORECASE)
 # "How many dollars does it cost now?": a question asking for a quantity
+# a question about the student's own idea: "Why do you think so?", "What makes you say that?"
+_ABOUT_THE_STUDENT = re.compile(r"\b(?:why|what makes|how come|how)\b[^.?!]*\byou\s+(?:think|say|believe|feel|guess)"
+                                r"(?:\s+(?:so|that|this))?\s*\??\s*$", re.IGNORECASE)
 _ASKS_VALUE = re.compile(r"^\s*(?:(?:so|then|now|and)\s*,?\s+)?(?:how (?:much|many|far|long)\b|what(?:'s|\s+is|\s+does|"
                          r"\s+will|\s+would|\s+do)\b|evaluate\b|find\b|compute\b|calculate\b|work\b)",
                          re.IGNORECASE)
