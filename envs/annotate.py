@@ -70,6 +70,15 @@ STRATEGY_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
                        r"keep going", r"excellent", r"good thinking", r"you can do", r"good try", r"good work",
                        r"nice work", r"you'?ve got this", r"keep it up", r"good effort", r"good question")),
 )
+_ENCOURAGE = dict(STRATEGY_CUES)["encourage"]
+
+
+def encourages(text: str) -> bool:
+    """Whether ``text`` praises or encourages anywhere ("Great thinking!", "Don't worry, …"), whichever strategy its
+    label gets: the tone a student hears is in the words, not in the one strategy the turn is labelled with."""
+    return _ENCOURAGE.search(text) is not None
+
+
 _FOLLOW_UP = _cue(r"why", r"how did", r"how do you know", r"can you explain", r"what makes you", r"and then",
                   r"what next", r"tell me more", r"what do you notice", r"walk me through", r"say more",
                   r"what stands out", r"your reasoning")
@@ -137,6 +146,9 @@ class _Cues:
         return _Cues(**values, strategies=tuple((name, _twin(pat)) for name, pat in self.strategies))
 
 
+# every cue pattern the labels are read from (the content gate takes their words as no substance)
+CUE_PATTERNS: tuple[re.Pattern[str], ...] = (*(p for _, p in STRATEGY_CUES), _FOLLOW_UP, _SUMMARY, _BRIDGE, _EXPLAIN,
+                                             _L3, _L2)
 _AS_WRITTEN = _Cues(_END_RE, _PROMPT, _FOLLOW_UP, _SUMMARY, _BRIDGE, _EXPLAIN, _CLOSED, _L3, _L2, STRATEGY_CUES)
 _LOWERED = _AS_WRITTEN.twins()
 

@@ -31,7 +31,10 @@ scaffold nothing; an act built by hand is taken at its ``hint`` / ``break_down``
 zone *above* if :math:`g \ge 2`, *below* if :math:`g \le -2`, else *within* (the ZPD). Per turn
 :math:`e \leftarrow e - decay`, and an act with no target KC (off topic, or content-free) costs another 0.08;
 *below* costs a strong student :math:`0.15 \max(L_k, b/5)` engagement (boredom); *above* raises anxiety;
-``encourage`` does :math:`e \leftarrow e + 0.3 (1 - e)` and lowers anxiety. Then, on the target KC :math:`k`
+encouragement (praise or encouragement anywhere in the turn's words; a hand-built act: its ``encourage`` label) does
+:math:`e \leftarrow e + 0.3 h (1 - e)`, multiplies anxiety by :math:`1 - 0.15 h` and raises confidence, with
+:math:`h = 0.5^n` after :math:`n` earlier encouraging turns (praise habituates: frequent praise loses its effect;
+Brophy, 1981; Henderlong & Lepper, 2002). Then, on the target KC :math:`k`
 (none: no learning):
 
 - *irrelevant* turn with :math:`p = 0.8 \max(0, (0.4 - e)/0.4) + 0.25\,distractibility` (no learning);
@@ -51,7 +54,8 @@ zone *above* if :math:`g \ge 2`, *below* if :math:`g \le -2`, else *within* (the
   active misconception of :math:`k` fires with 0.75 (``incorrect``); else the student succeeds with
   :math:`p = (1 - m)[L_k(1-S') + (1-L_k)G] \cdot z` (:math:`z` 1 within, 0.8 at :math:`g = 1`, 0.25 above), a
   scaffold (or an exposition of :math:`k` not yet practised, see *Uptake*) adding :math:`0.4 (1 - p)`. Success
-  at :math:`D > b` raises :math:`b` by one; on L3 a curious student extends (``higher_order``) with
+  at :math:`D > b` raises :math:`b` by one; on a transfer question (read: its demand; built by hand: L3) a curious
+  student extends (``higher_order``) with
   :math:`p = curiosity (0.5 + 0.5 e)`. Weight :math:`w` = 2 on success (the generation effect), 0.25 on
   failure or when a misconception fired (0.5 for a failure inside a scaffold: it is worked through); a stuck
   student asks for a hint with :math:`p = help\_seeking (0.5 + 0.5\,metacognition)`;
@@ -69,8 +73,10 @@ Learning on :math:`k` (an expected BKT transition :math:`L' = L + (1 - L) T`):
 another: building on the last turn is cheaper than setting up a new topic), :math:`\zeta` 1 within / 0.15
 above / 0.3 below, :math:`\rho` 1.15 when the act matches the persona's strategy preference, :math:`\phi` the
 prerequisite readiness (questions :math:`0.3 + 0.7 r`, telling :math:`0.6 + 0.4 r`, :math:`r = \min_{p} L_p`),
-:math:`\mu` 0.6 while a misconception of :math:`k` is active. A transfer act (``trigger_transfer`` or
-``discipline_transfer``) whose disciplines include a link of :math:`k` multiplies :math:`w` by 1.5 and gives
+:math:`\mu` 0.6 while a misconception of :math:`k` is active. A turn that makes a cross-discipline link of
+:math:`k` (read: says the link's bridge or two of its keywords, ``Reading.links``; naming another discipline is no
+link; built by hand: a ``trigger_transfer`` or ``discipline_transfer`` act whose disciplines include the link's)
+multiplies :math:`w` by 1.5 and gives
 each linked KC :math:`j` the step :math:`(1 - L_j) \min(0.95, 0.8\, T_j\, \zeta (0.2 + 0.8e))`.
 
 **Content, not labels.** In the env every act carries ``act.content`` (:mod:`tutorzoo.envs.content`): the component
@@ -127,7 +133,9 @@ the post-test), a counterexample repairs — conceptual change (Posner et al., 1
 dissatisfaction: it repairs with 0.85 right after the student used the idea, 0.3 if it said it earlier in the
 dialogue, 0.15 blind, less with each earlier refutation of the same idea; an active misconception fires with
 :math:`(1 - 0.4 L_k)` of its rate, competing with the right rule (Siegler's overlapping waves); the same move again
-(on any component) keeps :math:`\max(0.5, 0.85^r)` of its weight after :math:`r` repeats and costs :math:`0.01
+(on any component; read, a move is what the turn does -- its mode, a worked example, a question's demand, a
+scaffold, a counterexample -- not its cue words; built by hand, its labels) keeps :math:`\max(0.5, 0.85^r)` of its
+weight after :math:`r` repeats and costs :math:`0.01
 \min(r, 4)` engagement (diminishing returns of massed, monotonous practice); mastery moves by the expected BKT
 transition (Corbett & Anderson, 1995).
 
@@ -231,6 +239,9 @@ PAIRED = 0.5
 EXPOSED_NOW = 0.15  # the share of an exposition's cut that holds without practice (the rest waits for a question)
 # affect: encouragement lifts engagement by 0.3 (1 - e), multiplies anxiety by 0.85, raises confidence by 0.1 (1 - c)
 ENCOURAGE_LIFT, ENCOURAGE_CALM, ENCOURAGE_CONFIDENCE = 0.3, 0.85, 0.1
+PRAISE_HABITUATION = 0.5  # each earlier encouraging turn halves what the next one lifts
+# what praise or encouragement can answer: an answer the student gave (right: praise; wrong, stuck: encouragement)
+ANSWERS = frozenset({"correct", "higher_order", "wrong", "misconception", "confused", "ask_hint"})
 ABOVE_ANXIETY, ABOVE_CONFIDENCE = 0.1, 0.95  # a demand above the ZPD: anxiety + 0.1 (1 - a), confidence x0.95
 ENGAGEMENT_FLOOR = 0.02  # engagement never falls below this
 # drifting off: p = 0.8 max(0, (0.4 - e) / 0.4) + 0.25 distractibility
@@ -269,7 +280,9 @@ class StudentState:
     steps_cache: dict = field(default_factory=dict)  # the verbaliser's solution steps per KC (fixed per task)
     forgotten: bool = False
     turns: int = 0
-    moves: dict = field(default_factory=dict)  # (mode, worked example?, intent, strategy, level) -> times played
+    moves: dict = field(default_factory=dict)  # a move's signature (see _repeat) -> times played
+    praised: int = 0  # encouraging turns heard (praise habituates)
+    last_reply: str | None = None  # the kind of the student's last turn (None: not known, e.g. acts built by hand)
     trust: float = 1.0  # how far the student believes this tutor: each false statement costs (see _mislead)
     strength: dict[str, float] = field(default_factory=dict)  # misconception -> how often its rule wins (default 1)
     unsolicited: dict[str, int] = field(default_factory=dict)  # misconception -> refutations heard (not repaired)
@@ -385,6 +398,12 @@ def _kc_discipline(state: StudentState, kc: str | None) -> tuple[str, ...]:
 
 def open_dialogue(state: StudentState, rng: np.random.Generator) -> Plan:
     """The student's opening turn (SID: the student opens): its question, or its attempt at the task."""
+    plan = _open(state, rng)
+    state.last_reply = plan.kind
+    return plan
+
+
+def _open(state: StudentState, rng: np.random.Generator) -> Plan:
     p = state.persona
     first_kc = state.task.pretest[0].kcs[0] if state.task.pretest[0].kcs[0] in state.kcs else next(iter(state.kcs))
     active = [mid for mid, s in state.status.items() if s == ACTIVE]
@@ -424,6 +443,7 @@ class TurnReading:
     attention: dict[str, float] = field(default_factory=dict)  # per component, its true statements' attention
     shown_right: int = 0  # true statements on ``kc`` that state the right idea (not questions, not refutations)
     problem: bool = False  # the question is a problem to work (apply, explain or transfer), not a recall
+    extends: bool = False  # the question asks for transfer (read: its demand; labels: L3): a success can extend
     reading: Reading | None = None
 
 
@@ -436,7 +456,8 @@ def read_turn(state: StudentState, act: TutorAct) -> TurnReading:
         scaffold = act.strategy in SCAFFOLDS
         demand = GUIDANCE_TO_BLOOM[act.guidance_level]
         return TurnReading(kc=kc, read=False, question=question, demand=demand - 1 if scaffold and demand else demand,
-                           scaffold=scaffold, n_true=1, n_false=0, worked_example=False, focus=1.0)
+                           scaffold=scaffold, n_true=1, n_false=0, worked_example=False, focus=1.0,
+                           extends=demand >= GUIDANCE_TO_BLOOM["L3"])
     kc = reading.kc if reading.kc in state.mastery and not act.invalid else None
     asked = reading.questions(kc) if kc is not None else []
     n_true = reading.true_statements(kc) if kc is not None else 0
@@ -454,20 +475,30 @@ def read_turn(state: StudentState, act: TutorAct) -> TurnReading:
     return TurnReading(kc=kc, read=True, question=bool(asked), demand=demand - 1 if scaffold and demand else demand,
                        scaffold=scaffold, n_true=n_true, n_false=n_false, worked_example=n_true >= 2, focus=focus,
                        attention=attention, shown_right=shown_right, problem=bool(asked) and demand >= 1,
-                       reading=reading)
+                       extends=bool(asked) and demand >= GUIDANCE_TO_BLOOM["L3"], reading=reading)
 
 
-def respond(state: StudentState, act: TutorAct, rng: np.random.Generator, chars: int = 0) -> Plan:
+def respond(state: StudentState, act: TutorAct, rng: np.random.Generator, chars: int = 0,
+            praise: bool | None = None) -> Plan:
+    """Apply one tutor act to ``state`` and return the student's planned reply (see :func:`_respond`)."""
+    plan = _respond(state, act, rng, chars, praise)
+    state.last_reply = plan.kind
+    return plan
+
+
+def _respond(state: StudentState, act: TutorAct, rng: np.random.Generator, chars: int,
+             praise: bool | None) -> Plan:
     """Apply one tutor act to ``state`` (learning, repair, affect) and return the student's planned reply.
 
     The student learns from ``act.content`` (what the turn says, checked against the task: see the module
     docstring); an act without content (built by hand) is taken at its labels. ``chars`` is the length of the
-    turn's text (0: unknown, no load cost). The steps, in order: read the turn, follow its component, feel it
+    turn's text (0: unknown, no load cost); ``praise`` whether its words praise or encourage (None: the act's
+    ``encourage`` label says). The steps, in order: read the turn, follow its component, feel it
     (engagement, anxiety), believe its falsehoods, end or drift off, repair, answer or listen, learn, expose."""
     state.turns += 1
     turn = read_turn(state, act)
     coherence = _follow(state, turn.kc)
-    zone = _feel(state, act, turn, chars)
+    zone = _feel(state, act.strategy == "encourage" if praise is None else praise, turn, chars)
     engaged = state.engagement
     if turn.read:
         _mislead(state, turn.reading, rng)  # false content teaches falsehood, whatever else the turn does
@@ -512,15 +543,20 @@ def _follow(state: StudentState, kc: str | None) -> float:
     return coherence
 
 
-def _feel(state: StudentState, act: TutorAct, turn: TurnReading, chars: int) -> str:
+def _feel(state: StudentState, praise: bool, turn: TurnReading, chars: int) -> str:
     """Affect: engagement decays, encouragement lifts it and calms, a demand outside the ZPD bores or worries, a
     very long turn tires. Returns the zone (``within``, ``stretch``, ``above``, ``below``)."""
     p = state.persona
     e = state.engagement - p.engagement_decay
-    if act.strategy == "encourage":
-        e += ENCOURAGE_LIFT * (1.0 - e)
-        state.anxiety *= ENCOURAGE_CALM
-        state.confidence += ENCOURAGE_CONFIDENCE * (1.0 - state.confidence)
+    if praise:
+        # praise works when it answers what the student did (a right answer; a wrong or stuck one, encouragement),
+        # and less each time it is heard: frequent, non-contingent praise loses its effect (Brophy, 1981; Henderlong
+        # & Lepper, 2002)
+        fresh = PRAISE_HABITUATION ** state.praised if state.last_reply in ANSWERS or state.last_reply is None else 0.0
+        state.praised += 1
+        e += fresh * ENCOURAGE_LIFT * (1.0 - e)
+        state.anxiety *= 1.0 - fresh * (1.0 - ENCOURAGE_CALM)
+        state.confidence += fresh * ENCOURAGE_CONFIDENCE * (1.0 - state.confidence)
     gap = turn.demand - state.bloom
     zone = "above" if gap >= 2 else "below" if gap <= -2 else "stretch" if gap == 1 else "within"
     if zone == "below" and turn.kc is not None:
@@ -554,6 +590,11 @@ def _no_uptake(state: StudentState, act: TutorAct, kc: str | None, rng: np.rando
 
 
 def _transfer_links(state: StudentState, act: TutorAct, kc: str) -> tuple[KCLink, ...]:
+    """The links of ``kc`` the turn makes: read, those whose bridge or keywords it says (``Reading.links``; naming
+    another discipline is no transfer); built by hand, those of the act's disciplines on a transfer act."""
+    if act.content is not None:
+        made = act.content.links
+        return tuple(link for link in state.kcs[kc].links if (kc, link.discipline) in made)
     if act.intent == "trigger_transfer" or act.discipline_transfer:
         return tuple(link for link in state.kcs[kc].links if link.discipline in act.disciplines)
     return ()
@@ -653,7 +694,7 @@ def _succeed(state: StudentState, act: TutorAct, turn: TurnReading, held: list[s
     linked = links[0] if links else None
     disc = _transfer_disc(_kc_discipline(state, kc), linked)
     transfer = {"discipline_transfer": linked is not None, "linked_kc": linked.kc if linked else None}
-    if act.guidance_level == "L3" and rng.random() < state.persona.curiosity * (0.5 + 0.5 * engaged):
+    if turn.extends and rng.random() < state.persona.curiosity * (0.5 + 0.5 * engaged):
         state.bloom = min(5, max(state.bloom, demand) + 1)
         return Plan(kind="higher_order", cognition_state="higher_order", bloom=state.bloom, kc=kc,
                     disciplines=disc, **transfer)
@@ -678,9 +719,13 @@ def _listen(state: StudentState, turn: TurnReading, mode: str, zone: str, fired:
 
 
 def _repeat(state: StudentState, act: TutorAct, turn: TurnReading, mode: str) -> int:
-    """How often the same move was played before (on any component; a worked example is not an explanation): a
-    monotonous session wears engagement down (diminishing returns of massed, monotonous practice)."""
-    signature = (mode, turn.worked_example, act.intent, act.strategy, act.guidance_level)
+    """How often the same move was played before (on any component; a worked example is not an explanation, a
+    counterexample not a plain question): a monotonous session wears engagement down (diminishing returns of
+    massed, monotonous practice)."""
+    # read, the move is what the turn does (a question's demand, a scaffold, a counterexample), not the cue words it
+    # says them with; an act built by hand is its labels
+    signature = (mode, turn.worked_example, turn.demand, turn.scaffold, bool(act.content.refuted)) if turn.read \
+        else (mode, turn.worked_example, act.intent, act.strategy, act.guidance_level)
     repeats = state.moves.get(signature, 0)
     state.moves[signature] = repeats + 1
     if repeats:
@@ -697,7 +742,7 @@ def _learn(state: StudentState, act: TutorAct, turn: TurnReading, mode: str, w: 
     z = ZONE_LEARN[zone]
     ready = min((state.mastery[q] for q in state.prerequisites[kc]), default=1.0)
     phi = (PHI_QUESTION + (1.0 - PHI_QUESTION) * ready) if mode == "question" else (0.6 + 0.4 * ready)
-    rho = _preference(p.strategy_preference, act, mode)
+    rho = _preference(p.strategy_preference, act, turn, mode)
     mu = INTERFERENCE if any(state.status.get(mid) == ACTIVE for mid in held) else 1.0
     if links:
         if lk >= TRANSFER_READY:  # transfer builds on a base that is partly there; before that it confuses
@@ -749,11 +794,14 @@ def _transfer_disc(disc: tuple[str, ...], link: KCLink | None) -> tuple[str, ...
     return disc if link.discipline in disc else disc + (link.discipline,)
 
 
-def _preference(pref: str, act: TutorAct, mode: str) -> float:
+def _preference(pref: str, act: TutorAct, turn: TurnReading, mode: str) -> float:
+    """The persona's strategy preference :math:`\\rho`: read, an example is a worked example said; an analogy is
+    taken at its label on a turn with true content on the component (an analogy's content is not checked)."""
     if pref == "analogy":
-        return PREFERENCE_BONUS if act.strategy == "analogy" else 1.0
+        return PREFERENCE_BONUS if act.strategy == "analogy" and turn.n_true else 1.0
     if pref == "examples":
-        return PREFERENCE_BONUS if mode == "explain" and act.strategy in (None, "contextualize") else 1.0
+        example = turn.worked_example if turn.read else act.strategy in (None, "contextualize")
+        return PREFERENCE_BONUS if mode == "explain" and example else 1.0
     if pref == "questions":
         return PREFERENCE_BONUS if mode == "question" else 1.0
     if pref == "rely_on_teacher":

@@ -34,7 +34,9 @@ from tutorzoo.agents.student.model import (
 )
 from tutorzoo.agents.student.personas import Persona, PersonaDistribution, get_persona
 from tutorzoo.envs.acts import StudentTurn, TutorAct
+from tutorzoo.envs.annotate import encourages
 from tutorzoo.envs.labels import BLOOM_LEVELS
+from tutorzoo.envs.reading.normalise import plain_text
 from tutorzoo.envs.tasks.base import Item, Task
 
 PHASES = ("pretest", "dialogue", "posttest")
@@ -120,7 +122,10 @@ class SimulatedStudent:
         if act is None:
             plan = open_dialogue(state, self._rng)
         elif isinstance(act, TutorAct):
-            plan = respond(state, act, self._rng, chars=len(info.get("tutor_utterance") or ""))
+            # what the student reads: markdown layout and runs of blanks are no load; praise is heard wherever it is
+            text = plain_text(info.get("tutor_utterance") or "")
+            plan = respond(state, act, self._rng, chars=len(" ".join(text.split())),
+                           praise=encourages(text) if text else None)
         else:
             raise ValueError(f"info['tutor_act'] must be a TutorAct or None, got {type(act).__name__}")
         text = self.verbaliser.say(plan, state, self._text_rng)

@@ -178,14 +178,15 @@ def test_a_repeated_move_decays_to_half_and_wears_engagement(repeats: int, weigh
 
 
 def test_an_act_taken_at_its_labels_is_one_true_statement() -> None:
-    # so the same move read from a turn with one true statement is its repeat, and one with two is not
+    # a read turn's move is what it does: a second turn with one true statement is the first one's repeat (whatever
+    # cue words the two use), one with two true statements (a worked example) is not
     state = student()
-    respond(state, act(kc=MIX), NOTHING_HAPPENS)
-    lk = state.mastery[MIX]
     respond(state, said(Claim(MIX, "true")), NOTHING_HAPPENS)
+    lk = state.mastery[MIX]
+    respond(state, said(Claim(MIX, "true"), strategy="analogy"), NOTHING_HAPPENS)
     assert state.mastery[MIX] == pytest.approx(bkt(lk, 0.85 * (1 - 0.8 * lk), 0.85, 0.2 + 0.8 * 0.99), abs=1e-12)
     other = student()
-    respond(other, act(kc=MIX), NOTHING_HAPPENS)
+    respond(other, said(Claim(MIX, "true")), NOTHING_HAPPENS)
     respond(other, said(Claim(MIX, "true"), Claim(MIX, "true")), NOTHING_HAPPENS)
     assert other.mastery[MIX] == pytest.approx(bkt(lk, 0.85 * (1 - 0.8 * lk), 1.6), abs=1e-12)
 
@@ -853,3 +854,55 @@ def test_a_problem_after_an_exposition_weighs_one_and_a_half(explained: bool, de
     respond(state, said(Claim(EQ, "true", question=True, demand=demand), intent="guide_reasoning", is_question=True),
             NOTHING_HAPPENS)
     assert state.mastery[EQ] == pytest.approx(bkt(before, 0.25, 1.5 if paired else 1.0), abs=1e-12)
+
+
+# ------------------------------------------------------------------ read turns: what the words do, not the labels
+
+
+def test_a_read_turn_transfers_only_through_a_link_it_makes() -> None:
+    """Naming another discipline (a transfer label, the discipline in ``disciplines``) is no transfer; saying the
+    link (``Reading.links``: its bridge or keywords) is."""
+    named = student(mastery={ADD: 0.5})
+    respond(named, said(Claim(ADD, "true"), intent="trigger_transfer", disciplines=("math", "chemistry")),
+            NOTHING_HAPPENS)
+    assert named.mastery[MIX] == 0.3
+    linked = student(mastery={ADD: 0.5})
+    respond(linked, act("introduce_concept", None, "L2", None, content=Reading(
+        claims=(Claim(ADD, "true"),), links=((ADD, "chemistry"),))), NOTHING_HAPPENS)
+    assert linked.mastery[MIX] == pytest.approx(0.3 + 0.7 * min(0.95, 0.8 * T), abs=1e-12)
+
+
+def test_a_read_question_extends_by_its_demand_not_its_level_label() -> None:
+    for demand, level, kind in (("transfer", "L1", "higher_order"), ("explain", "L3", "correct")):
+        state = student(bloom=3, curiosity=1.0)
+        plan = respond(state, said(Claim(EQ, "true", question=True, demand=demand), level=level),
+                       Draws(0.999, 0.0, 0.0))
+        assert plan.kind == kind, (demand, level, plan.kind)
+
+
+def test_praise_is_heard_in_the_words_and_habituates() -> None:
+    """``praise`` (from the turn's words) lifts whatever the turn's strategy label; each earlier encouraging turn
+    halves the next one's lift: e + 0.3 h (1 - e), h = 0.5^n."""
+    state = student(engagement=0.5, anxiety=0.2)
+    state.engagement = 0.5
+    respond(state, said(Claim(EQ, "true"), strategy="hint"), NOTHING_HAPPENS, praise=True)
+    assert state.engagement == pytest.approx(0.5 + 0.3 * 0.5, abs=1e-12)
+    state.engagement, state.last_reply = 0.5, "correct"
+    respond(state, said(Claim(EQ, "true"), Claim(EQ, "true")), NOTHING_HAPPENS, praise=True)  # another move
+    assert state.engagement == pytest.approx(0.5 + 0.5 * 0.3 * 0.5, abs=1e-12)
+    plain = student()
+    plain.engagement = 0.5
+    respond(plain, said(Claim(EQ, "true"), strategy="encourage"), NOTHING_HAPPENS, praise=False)
+    assert plain.engagement == 0.5  # the label alone, without praising words, lifts nothing
+
+
+@pytest.mark.parametrize(("last", "lifted"), [
+    ("correct", True), ("wrong", True), ("misconception", True), ("ask_hint", True),
+    ("paraphrase", False), ("acknowledge", False), ("opening_question", False), ("off_topic", False),
+])
+def test_praise_lifts_when_it_answers_what_the_student_did(last: str, lifted: bool) -> None:
+    state = student()
+    state.engagement, state.last_reply = 0.5, last
+    respond(state, said(Claim(EQ, "true")), NOTHING_HAPPENS, praise=True)
+    assert state.engagement == (pytest.approx(0.65, abs=1e-12) if lifted else 0.5)
+    assert state.praised == 1  # heard either way: praise that answers nothing still wears praise out
