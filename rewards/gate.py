@@ -6,12 +6,17 @@ sets those labels from cue phrases and the task's keywords. A policy can say the
 
 - it is valid, states no answer (``reveals_answer`` is exactly ``False``: anything else fails closed) and is
   on topic (``target_kc`` recognised);
-- it has *substance*: at least ``min_content_words`` distinct words that are not cue words, filler, the task's
-  knowledge-component keywords or names, nor copied from the student's last turn (``gate_words.yaml``);
+- it has *substance*: the content reader finds something checkable on one of the task's components in it (a
+  statement or a question: :mod:`tutorzoo.envs.content`), or it has at least ``min_content_words`` distinct words
+  that are not cue words, filler, the task's knowledge-component keywords or names, nor copied from the student's
+  last turn (``gate_words.yaml``). A short question on a component ("What is a unit rate?") has substance; words
+  added around it add none;
 - it does not address a judge or a reward model (:func:`addresses_judge`: chat-template tokens, role markers at a
   line's start, asking for a score, speaking to an evaluator, "ignore previous instructions"); formatting is not
   intent, so markdown, LaTeX, fractions and "Step 1:" are ordinary teaching text;
-- it is not a near copy of an earlier tutor turn (Jaccard similarity of content words >= ``max_overlap``).
+- it is not a near copy of an earlier tutor turn: their words (cue words and filler left out, the topic's kept)
+  overlap by ``max_overlap`` or more -- with the task's reader, the turn says the same checked content and holds
+  that share of the earlier turn's words (words added around a repeat do not make it new); without it, Jaccard.
 
 Example::
 
@@ -24,7 +29,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -38,6 +43,7 @@ _WORDS_FILE = Path(__file__).with_name("gate_words.yaml")
 _WORD_RE = re.compile(r"[a-z][a-z0-9']*")
 # LaTeX command names (\frac, \times, \text) are typesetting, not words a turn says: they are no substance
 _LATEX_COMMAND_RE = re.compile(r"\\[A-Za-z]+")
+_NUMBER_RE = re.compile(r"\d+(?:[./]\d+)?")
 
 
 @dataclass(frozen=True, eq=False)  # hashed by identity: a key of the addresses_judge cache
@@ -67,12 +73,26 @@ def _vocabulary() -> _Vocabulary:
     if bad:
         raise ConfigError(f"{_WORDS_FILE}: 'address_words' must be single words of 4+ letters, got {bad}")
     targets = tuple(sorted({w.lower() for w in data["address_words"]}, key=lambda w: (-len(w), w)))
-    return _Vocabulary(frozenset(w.lower() for w in data["cue"] + data["filler"]), address, targets)
+    return _Vocabulary(frozenset(w.lower() for w in data["cue"] + data["filler"]) | _annotator_cues(), address,
+                       targets)
+
+
+def _annotator_cues() -> frozenset[str]:
+    """The words of the annotator's cue patterns (strategy, follow-up, summary, bridge, explanation and level cues):
+    what the labeller counts as a cue is no substance here either."""
+    from tutorzoo.envs.annotate import CUE_PATTERNS
+
+    return frozenset(w for p in CUE_PATTERNS for w in re.findall(r"[a-z]{3,}", re.sub(r"\\[a-zA-Z]", " ", p.pattern)))
 
 
 def words(text: str) -> frozenset[str]:
     """The distinct lower-case words of ``text``, e.g. ``words("Why? Why 3 apples") == {"why", "apples"}``."""
     return frozenset(_WORD_RE.findall(text.lower()))
+
+
+def said_anything(text: str) -> bool:
+    """Whether ``text`` has a word that is not a cue word or filler ("Of course! Let's go through this." has none)."""
+    return bool(words(text) - _vocabulary().stop)
 
 
 # --- reading intent through formatting and obfuscation ---------------------------------------------------
@@ -173,15 +193,30 @@ def _get(obj: object, name: str, default: Any) -> Any:
 
 @dataclass(frozen=True)
 class ContentGate:
-    """The gate for one task; ``topic`` holds the task's keyword vocabulary (empty when no task is known)."""
+    """The gate for one task; ``topic`` holds the task's keyword vocabulary (empty when no task is known) and
+    ``reader`` its content reader (``None`` for a task's public view or no task: substance is then counted in
+    words)."""
 
     topic: frozenset[str] = frozenset()
     min_content_words: int = 2
     max_overlap: float = 0.8
+    reader: Any = field(default=None, compare=False, repr=False)
 
     @classmethod
     def for_task(cls, task: object | None, min_content_words: int = 2, max_overlap: float = 0.8) -> ContentGate:
-        return cls(_topic_words(task) if task is not None else frozenset(), min_content_words, max_overlap)
+        from tutorzoo.envs.content import ContentReader
+        from tutorzoo.envs.tasks.base import Task
+
+        reader = ContentReader.for_task(task) if isinstance(task, Task) else None
+        return cls(_topic_words(task) if task is not None else frozenset(), min_content_words, max_overlap, reader)
+
+    def has_substance(self, text: str, previous_student_text: str = "") -> bool:
+        """Checkable content on a component (with a reader) in words not all the student's own, or
+        ``min_content_words`` content words."""
+        if self.reader is not None and self._said(text) - self._said(previous_student_text) \
+                and self.reader.read(text).has_content:
+            return True
+        return len(self.content_words(text, previous_student_text)) >= self.min_content_words
 
     def content_words(self, text: str, copied_from: str = "") -> frozenset[str]:
         """Words of ``text`` that are not cues, filler, topic keywords, numbers, LaTeX command names or copies of
@@ -190,6 +225,13 @@ class ContentGate:
             text = _LATEX_COMMAND_RE.sub(" ", text)
         return words(text) - _vocabulary().stop - self.topic - words(copied_from)
 
+    def _said(self, text: str) -> frozenset[str]:
+        """What a near copy is judged on: ``text``'s words less cues, filler and LaTeX command names, and its
+        numbers (the same exercise with other numbers is a new one)."""
+        if "\\" in text:
+            text = _LATEX_COMMAND_RE.sub(" ", text)
+        return (words(text) - _vocabulary().stop) | frozenset(_NUMBER_RE.findall(text))
+
     def counts(self, turn: Mapping, previous_student_text: str = "", earlier_tutor_texts: Iterable[str] = ()) -> bool:
         """Whether a tutor transcript record counts for a content-gated term (see the module docstring)."""
         if turn.get("invalid", False) or turn.get("reveals_answer") is not False or turn.get("target_kc") is None:
@@ -197,11 +239,22 @@ class ContentGate:
         text = str(turn.get("utterance", ""))
         if addresses_judge(text):
             return False
-        content = self.content_words(text, previous_student_text)
-        if len(content) < self.min_content_words:
+        if not self.has_substance(text, previous_student_text):
             return False
+        # a copy says the same things: the topic's words count here (two questions on different components differ
+        # in them), the cue words and filler of a chat model's layout do not
+        content = self._said(text)
+        reader = self.reader
+        claims = reader.read(text).claims if reader is not None else None
         for earlier in earlier_tutor_texts:
-            other = self.content_words(earlier)
+            other = self._said(earlier)
+            if reader is not None:
+                # with the reader: the same checked content, with the earlier turn's words all but all in it (words
+                # added around a repeat do not make it new; the same words with other numbers are a new exercise)
+                if other and len(content & other) / len(other) >= self.max_overlap \
+                        and reader.read(earlier).claims == claims:
+                    return False
+                continue
             union = content | other
             if union and len(content & other) / len(union) >= self.max_overlap:
                 return False

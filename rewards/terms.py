@@ -75,7 +75,7 @@ from tutorzoo.envs.reading.normalise import plain_text
 from tutorzoo.envs.records import LEARNING_GAIN, reward_components, turn_from_json
 from tutorzoo.envs.tasks import get_task_set
 from tutorzoo.envs.tasks.base import Task
-from tutorzoo.rewards.gate import ContentGate, addresses_judge
+from tutorzoo.rewards.gate import ContentGate, addresses_judge, said_anything
 from tutorzoo.rewards.sid import sid_metrics
 
 Level = Literal["exchange", "episode"]
@@ -149,12 +149,27 @@ def canonical_transcript(transcript: Sequence[Mapping]) -> list[dict]:
 
 
 def gated_transcript(record: Mapping, gate: ContentGate) -> list[dict]:
-    """The transcript with the SID labels of every tutor turn that fails the content gate neutralised."""
+    """The transcript with the SID labels of every tutor turn that fails the content gate neutralised; with the
+    task's content reader, a transfer also needs content: the turn makes one of the task's cross-discipline links
+    (its bridge or keywords said), or works on a component of another discipline than the tutor's turn before
+    (naming another discipline is no transfer)."""
     transcript = canonical_transcript(record.get("transcript", []))
+    last_discipline: str | None = None
     for rec, counts in zip(transcript, gate.mask(transcript), strict=True):
-        if rec["speaker"] == "tutor" and not counts:
+        if rec["speaker"] != "tutor":
+            continue
+        if not counts:
             rec.update(teaching_strategy=None, discipline_transfer=False, teacher_intent="check_understanding",
                        teacher_guidance_level="L1")
+        if gate.reader is None:
+            continue
+        reading = gate.reader.read(str(rec.get("utterance", "")))
+        kc = gate.reader.task.kc(reading.kc) if reading.kc is not None else None
+        if rec["discipline_transfer"] and not reading.links and (
+                kc is None or last_discipline is None or kc.discipline == last_discipline):
+            rec["discipline_transfer"] = False
+        if kc is not None:
+            last_discipline = kc.discipline
     return transcript
 
 
@@ -244,10 +259,23 @@ def _leak(exchange: Mapping) -> float:
     return 0.0 if (exchange.get("tutor") or {}).get("reveals_answer") is False else -1.0
 
 
+# a greeting and a sign-off ("Of course! Let's go through this.", "Let me know if anything is unclear!"): up to this
+# many characters of sentences made of cue words and filler alone are not counted; a wall of them still is
+COURTESY_CHARS = 150
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def read_length(text: str) -> int:
+    """The length of what the student reads: ``text`` without its markdown layout (headings, bullets, bold, step
+    labels), runs of blanks collapsed, less up to :data:`COURTESY_CHARS` of sentences that say nothing."""
+    plain = plain_text(text)
+    courtesy = sum(len(" ".join(sent.split())) + 1 for sent in _SENTENCE_END.split(plain) if not said_anything(sent))
+    return max(0, len(" ".join(plain.split())) - min(COURTESY_CHARS, courtesy))
+
+
 def _length(max_chars: int) -> Callable[[Mapping], float]:
     def score(exchange: Mapping) -> float:
-        # what the student reads: markdown layout (headings, bullets, bold, step labels) and runs of blanks are free
-        n = len(" ".join(plain_text(str((exchange.get("tutor") or {}).get("utterance", ""))).split()))
+        n = read_length(str((exchange.get("tutor") or {}).get("utterance", "")))
         return -min(1.0, max(0, n - max_chars) / max_chars)
 
     return score
