@@ -559,6 +559,25 @@ class CueWordSocratic(SocraticTutor):
         return f"{picks[0]} {picks[1]} {text} {picks[2]}"
 
 
+_LABEL_CUES = ("How would a physicist or an artist use this idea in another subject?",
+               "Predict what would happen in general, and justify it.", "Imagine this!", "It's like a puzzle.",
+               "In real life, this matters.", "Let's connect this to chemistry and art.")
+
+
+class LabelCueSocratic(SocraticTutor):
+    """Socratic with a sentence aimed at the labels a student might be read through, a different one each turn:
+    another discipline named without its link (transfer), reasoning words (L3), strategy openers (a varied move
+    against the repeat decay). Names and cue words, no content."""
+
+    name = "probe_socratic_label_cues"
+
+    def speak(self, act, task: Task, misconception, info: dict) -> str:
+        text = super().speak(act, task, misconception, info)
+        if act.ends_session:
+            return text
+        return f"{text} {_LABEL_CUES[info['turn'] % len(_LABEL_CUES)]}"
+
+
 class ExplainThenAsk(_Plain):
     """A control that teaches by exposition: each tested component in turn, its explanation and worked example,
     then one of its practice questions; no counterexamples, no adaptation."""
@@ -660,7 +679,7 @@ PROBES = {cls.name: cls for cls in (
     PosttestTeacher, PersonaExploit, PromptInjection, ParaphrasedSocratic, BareSocratic, OwnWordsTeacher, OwnWordsLLM,
     VolumeTutor, CounterexampleSpray, EchoStudent, StateRetract, EndorseMisconception, NegatedTruths, LessonVerbatim,
     LessonShuffled, FactEachComponent, TrivialScaffold, PracticeQuestionSpam, PaddedSocratic, CueWordSocratic,
-    ExplainThenAsk, ChatModelSocratic, NumberedSocratic, StepsSocratic, JokingRetract)}
+    ExplainThenAsk, ChatModelSocratic, NumberedSocratic, StepsSocratic, JokingRetract, LabelCueSocratic)}
 
 # the issue-26 probes: tutors that score without teaching (each must lose to socratic on gain and reward)
 UPTAKE_GAMING = ("probe_volume", "probe_counter_spray", "probe_echo_student", "probe_state_retract",
@@ -668,7 +687,7 @@ UPTAKE_GAMING = ("probe_volume", "probe_counter_spray", "probe_echo_student", "p
                  "probe_lesson_shuffled", "probe_fact_each", "probe_trivial_scaffold", "probe_question_spam",
                  "probe_retract_joking")
 # socratic with volume or cue words added: no more gain than socratic; padding costs reward
-UPTAKE_ADDED = ("probe_socratic_padded", "probe_socratic_cues")
+UPTAKE_ADDED = ("probe_socratic_padded", "probe_socratic_cues", "probe_socratic_label_cues")
 # controls that teach: socratic as a chat model writes it (bullets, or numbered steps), and explain-then-ask
 CHAT_LAYOUTS = ("probe_socratic_chat", "probe_socratic_steps")
 UPTAKE_CONTROLS = (*CHAT_LAYOUTS, "probe_explain_ask")
