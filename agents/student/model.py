@@ -33,8 +33,9 @@ zone *above* if :math:`g \ge 2`, *below* if :math:`g \le -2`, else *within* (the
 *below* costs a strong student :math:`0.15 \max(L_k, b/5)` engagement (boredom); *above* raises anxiety;
 encouragement (praise or encouragement anywhere in the turn's words; a hand-built act: its ``encourage`` label) does
 :math:`e \leftarrow e + 0.3 h (1 - e)`, multiplies anxiety by :math:`1 - 0.15 h` and raises confidence, with
-:math:`h = 0.5^n` after :math:`n` earlier encouraging turns (praise habituates: frequent praise loses its effect;
-Brophy, 1981; Henderlong & Lepper, 2002). Then, on the target KC :math:`k`
+:math:`h = 0.5^n` after :math:`n` earlier encouraging turns for a flagging student (:math:`e \le 0.5` after the
+decay) and :math:`h = 0` for an engaged one (encouragement re-engages; praise does little for achievement, Hattie &
+Timperley, 2007, and frequent praise loses its effect, Brophy, 1981; Henderlong & Lepper, 2002). Then, on the target KC :math:`k`
 (none: no learning):
 
 - *irrelevant* turn with :math:`p = 0.8 \max(0, (0.4 - e)/0.4) + 0.25\,distractibility` (no learning);
@@ -240,8 +241,7 @@ EXPOSED_NOW = 0.15  # the share of an exposition's cut that holds without practi
 # affect: encouragement lifts engagement by 0.3 (1 - e), multiplies anxiety by 0.85, raises confidence by 0.1 (1 - c)
 ENCOURAGE_LIFT, ENCOURAGE_CALM, ENCOURAGE_CONFIDENCE = 0.3, 0.85, 0.1
 PRAISE_HABITUATION = 0.5  # each earlier encouraging turn halves what the next one lifts
-# what praise or encouragement can answer: an answer the student gave (right: praise; wrong, stuck: encouragement)
-ANSWERS = frozenset({"correct", "higher_order", "wrong", "misconception", "confused", "ask_hint"})
+PRAISE_NEED = 0.5  # encouragement lifts a flagging student (engagement at or below this), not an engaged one
 ABOVE_ANXIETY, ABOVE_CONFIDENCE = 0.1, 0.95  # a demand above the ZPD: anxiety + 0.1 (1 - a), confidence x0.95
 ENGAGEMENT_FLOOR = 0.02  # engagement never falls below this
 # drifting off: p = 0.8 max(0, (0.4 - e) / 0.4) + 0.25 distractibility
@@ -282,7 +282,6 @@ class StudentState:
     turns: int = 0
     moves: dict = field(default_factory=dict)  # a move's signature (see _repeat) -> times played
     praised: int = 0  # encouraging turns heard (praise habituates)
-    last_reply: str | None = None  # the kind of the student's last turn (None: not known, e.g. acts built by hand)
     trust: float = 1.0  # how far the student believes this tutor: each false statement costs (see _mislead)
     strength: dict[str, float] = field(default_factory=dict)  # misconception -> how often its rule wins (default 1)
     unsolicited: dict[str, int] = field(default_factory=dict)  # misconception -> refutations heard (not repaired)
@@ -398,12 +397,6 @@ def _kc_discipline(state: StudentState, kc: str | None) -> tuple[str, ...]:
 
 def open_dialogue(state: StudentState, rng: np.random.Generator) -> Plan:
     """The student's opening turn (SID: the student opens): its question, or its attempt at the task."""
-    plan = _open(state, rng)
-    state.last_reply = plan.kind
-    return plan
-
-
-def _open(state: StudentState, rng: np.random.Generator) -> Plan:
     p = state.persona
     first_kc = state.task.pretest[0].kcs[0] if state.task.pretest[0].kcs[0] in state.kcs else next(iter(state.kcs))
     active = [mid for mid, s in state.status.items() if s == ACTIVE]
@@ -480,14 +473,6 @@ def read_turn(state: StudentState, act: TutorAct) -> TurnReading:
 
 def respond(state: StudentState, act: TutorAct, rng: np.random.Generator, chars: int = 0,
             praise: bool | None = None) -> Plan:
-    """Apply one tutor act to ``state`` and return the student's planned reply (see :func:`_respond`)."""
-    plan = _respond(state, act, rng, chars, praise)
-    state.last_reply = plan.kind
-    return plan
-
-
-def _respond(state: StudentState, act: TutorAct, rng: np.random.Generator, chars: int,
-             praise: bool | None) -> Plan:
     """Apply one tutor act to ``state`` (learning, repair, affect) and return the student's planned reply.
 
     The student learns from ``act.content`` (what the turn says, checked against the task: see the module
@@ -549,10 +534,10 @@ def _feel(state: StudentState, praise: bool, turn: TurnReading, chars: int) -> s
     p = state.persona
     e = state.engagement - p.engagement_decay
     if praise:
-        # praise works when it answers what the student did (a right answer; a wrong or stuck one, encouragement),
-        # and less each time it is heard: frequent, non-contingent praise loses its effect (Brophy, 1981; Henderlong
-        # & Lepper, 2002)
-        fresh = PRAISE_HABITUATION ** state.praised if state.last_reply in ANSWERS or state.last_reply is None else 0.0
+        # encouragement re-engages a flagging student, and less each time it is heard; an engaged student has
+        # nothing to gain from it: praise does little for achievement (Hattie & Timperley, 2007) and frequent praise
+        # loses its effect (Brophy, 1981; Henderlong & Lepper, 2002)
+        fresh = PRAISE_HABITUATION ** state.praised if e <= PRAISE_NEED else 0.0
         state.praised += 1
         e += fresh * ENCOURAGE_LIFT * (1.0 - e)
         state.anxiety *= 1.0 - fresh * (1.0 - ENCOURAGE_CALM)
