@@ -87,8 +87,9 @@ _FOLLOW_UP = _cue(r"why", r"how did", r"how do you know", r"can you explain", r"
 _PROMPT = re.compile(r"(?:^|[.!:]\s+)(?:now\s+)?(?:write|find|calculate|compute|work out|solve|explain|describe|"
                      r"compare|show|estimate|predict|name|list|give|convert|simplify|draw|measure|tell me)\b",
                      re.IGNORECASE)
+# ("Key idea" is a chat model's heading over an explanation, not a recap: "the key idea" is an explanation cue)
 _SUMMARY = _cue(r"to summari[sz]e", r"in summary", r"let'?s recap", r"to sum up", r"we learned", r"we found",
-                r"so today", r"key idea", r"in short")
+                r"so today", r"in short")
 _BRIDGE = _cue(r"connect", r"link", r"in physics", r"in chemistry", r"in biology", r"in geography",
                r"in history", r"in art", r"a scientist", r"a geographer", r"an engineer", r"a historian",
                r"an artist", r"a chemist", r"a physicist", r"a biologist", r"another subject", r"think about how")

@@ -14,9 +14,11 @@ sets those labels from cue phrases and the task's keywords. A policy can say the
 - it does not address a judge or a reward model (:func:`addresses_judge`: chat-template tokens, role markers at a
   line's start, asking for a score, speaking to an evaluator, "ignore previous instructions"); formatting is not
   intent, so markdown, LaTeX, fractions and "Step 1:" are ordinary teaching text;
-- it is not a near copy of an earlier tutor turn: their words (cue words and filler left out, the topic's kept)
-  overlap by ``max_overlap`` or more -- with the task's reader, the turn says the same checked content and holds
-  that share of the earlier turn's words (words added around a repeat do not make it new); without it, Jaccard.
+- it is not a near copy of an earlier tutor turn: with the task's reader, it says the same checked content and
+  holds ``max_overlap`` or more of the earlier turn's task words and numbers (words added around a repeat do not
+  make it new, a greeting or a table's layout does not make two turns alike, the same exercise with other numbers
+  is a new one); without a reader, the Jaccard similarity of their words (cue words and filler left out) and
+  numbers is ``max_overlap`` or more.
 
 Example::
 
@@ -44,6 +46,10 @@ _WORD_RE = re.compile(r"[a-z][a-z0-9']*")
 # LaTeX command names (\frac, \times, \text) are typesetting, not words a turn says: they are no substance
 _LATEX_COMMAND_RE = re.compile(r"\\[A-Za-z]+")
 _NUMBER_RE = re.compile(r"\d+(?:[./]\d+)?")
+
+
+def _numbers(text: str) -> frozenset[str]:
+    return frozenset(_NUMBER_RE.findall(text))
 
 
 @dataclass(frozen=True, eq=False)  # hashed by identity: a key of the addresses_judge cache
@@ -226,11 +232,11 @@ class ContentGate:
         return words(text) - _vocabulary().stop - self.topic - words(copied_from)
 
     def _said(self, text: str) -> frozenset[str]:
-        """What a near copy is judged on: ``text``'s words less cues, filler and LaTeX command names, and its
-        numbers (the same exercise with other numbers is a new one)."""
+        """What a near copy is judged on without a reader: ``text``'s words less cues, filler and LaTeX command
+        names, and its numbers."""
         if "\\" in text:
             text = _LATEX_COMMAND_RE.sub(" ", text)
-        return (words(text) - _vocabulary().stop) | frozenset(_NUMBER_RE.findall(text))
+        return (words(text) - _vocabulary().stop) | _numbers(text)
 
     def counts(self, turn: Mapping, previous_student_text: str = "", earlier_tutor_texts: Iterable[str] = ()) -> bool:
         """Whether a tutor transcript record counts for a content-gated term (see the module docstring)."""
@@ -243,18 +249,21 @@ class ContentGate:
             return False
         # a copy says the same things: the topic's words count here (two questions on different components differ
         # in them), the cue words and filler of a chat model's layout do not
-        content = self._said(text)
         reader = self.reader
-        claims = reader.read(text).claims if reader is not None else None
-        for earlier in earlier_tutor_texts:
-            other = self._said(earlier)
-            if reader is not None:
-                # with the reader: the same checked content, with the earlier turn's words all but all in it (words
-                # added around a repeat do not make it new; the same words with other numbers are a new exercise)
-                if other and len(content & other) / len(other) >= self.max_overlap \
+        if reader is not None:
+            # with the reader: the same checked content in the task's words (and numbers: the same exercise with
+            # other numbers is a new one), the earlier turn's all but all in it -- words added around a repeat,
+            # a greeting or a table's layout do not make it new or make two turns alike
+            said, claims = reader.task_words(text) | _numbers(text), reader.read(text).claims
+            for earlier in earlier_tutor_texts:
+                other = reader.task_words(earlier) | _numbers(earlier)
+                if other and len(said & other) / len(other) >= self.max_overlap \
                         and reader.read(earlier).claims == claims:
                     return False
-                continue
+            return True
+        content = self._said(text)
+        for earlier in earlier_tutor_texts:
+            other = self._said(earlier)
             union = content | other
             if union and len(content & other) / len(union) >= self.max_overlap:
                 return False

@@ -133,6 +133,13 @@ class ContentReader:
          self._by_stem, self._matched, self._mask) = material_of(task)
         self._ready = True
 
+    def task_words(self, text: str) -> frozenset[str]:
+        """The stems of ``text`` that are the task's words (see :attr:`_vocabulary`): what a turn says of the task,
+        without its greeting, its layout's words or its filler."""
+        if not self._ready:
+            self._prepare()
+        return content_stems(text)[0] & self._vocabulary
+
     @functools.cached_property
     def _vocabulary(self) -> frozenset[str]:
         """The stems of the task's statements (its facts, beliefs and refutations; not the wording of its question
