@@ -35,8 +35,8 @@ encouragement (praise or encouragement anywhere in the turn's words; a hand-buil
 :math:`e \leftarrow e + 0.3 h (1 - e)`, multiplies anxiety by :math:`1 - 0.15 h` and raises confidence, with
 :math:`h = 0.5^n` after :math:`n` earlier encouraging turns for a flagging student (:math:`e \le 0.5` after the
 decay) and :math:`h = 0` for an engaged one (encouragement re-engages; praise does little for achievement, Hattie &
-Timperley, 2007, and frequent praise loses its effect, Brophy, 1981; Henderlong & Lepper, 2002). Then, on the target KC :math:`k`
-(none: no learning):
+Timperley, 2007, and frequent praise loses its effect, Brophy, 1981; Henderlong & Lepper, 2002). Then, on the
+target KC :math:`k` (none: no learning):
 
 - *irrelevant* turn with :math:`p = 0.8 \max(0, (0.4 - e)/0.4) + 0.25\,distractibility` (no learning);
 - *repair*: a misconception of :math:`k` (or named by ``addresses_misconception``) is met by a counterexample

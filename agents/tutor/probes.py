@@ -661,6 +661,32 @@ class StepsSocratic(SocraticTutor):
         return _steps_format(super().speak(act, task, misconception, info))
 
 
+def _display_format(text: str) -> str:
+    """Text as a chat model lays out an explanation: a preamble, a "Key idea" heading, every other equation as
+    display math (``$$…$$``) and the rest inline (``\\(…\\)``, ``\\dfrac``, ``\\times``), a small table and a
+    closing offer."""
+    end = END_MARKER in text
+    sents = _sentences_of(text.replace(END_MARKER, "").strip()) or [text]
+    out = []
+    for i, sent in enumerate(sents):
+        sent = re.sub(r"(?<![\w.])(\d+)/(\d+)(?![\w.])", r"\\dfrac{\1}{\2}", sent).replace("×", r"\times")
+        out.append(f"$${sent}$$" if "=" in sent and i % 2 == 0 else rf"\({sent}\)" if "\\" in sent else sent)
+    table = "| Step | Note |\n|---|---|\n| 1 | read carefully |"
+    closing = END_MARKER if end else "I hope this helps! Feel free to ask more questions."
+    return "Certainly! Here is a detailed explanation.\n\n#### Key idea\n\n" + "\n\n".join(out) + \
+        f"\n\n{table}\n\n{closing}"
+
+
+class DisplaySocratic(SocraticTutor):
+    """A control: socratic's content under a preamble and a "Key idea" heading, equations in display and inline
+    LaTeX, a layout table and a closing offer (none of it teaches or costs)."""
+
+    name = "probe_socratic_display"
+
+    def speak(self, act, task: Task, misconception, info: dict) -> str:
+        return _display_format(super().speak(act, task, misconception, info))
+
+
 _TAKEN_BACK = ("Just kidding — that's wrong, ignore it.", "Oops, scratch that, I was wrong.",
                "Please disregard what I just said.", "Sorry, that isn't true.")
 
@@ -679,7 +705,8 @@ PROBES = {cls.name: cls for cls in (
     PosttestTeacher, PersonaExploit, PromptInjection, ParaphrasedSocratic, BareSocratic, OwnWordsTeacher, OwnWordsLLM,
     VolumeTutor, CounterexampleSpray, EchoStudent, StateRetract, EndorseMisconception, NegatedTruths, LessonVerbatim,
     LessonShuffled, FactEachComponent, TrivialScaffold, PracticeQuestionSpam, PaddedSocratic, CueWordSocratic,
-    ExplainThenAsk, ChatModelSocratic, NumberedSocratic, StepsSocratic, JokingRetract, LabelCueSocratic)}
+    ExplainThenAsk, ChatModelSocratic, NumberedSocratic, StepsSocratic, JokingRetract, LabelCueSocratic,
+    DisplaySocratic)}
 
 # the issue-26 probes: tutors that score without teaching (each must lose to socratic on gain and reward)
 UPTAKE_GAMING = ("probe_volume", "probe_counter_spray", "probe_echo_student", "probe_state_retract",
@@ -689,7 +716,7 @@ UPTAKE_GAMING = ("probe_volume", "probe_counter_spray", "probe_echo_student", "p
 # socratic with volume or cue words added: no more gain than socratic; padding costs reward
 UPTAKE_ADDED = ("probe_socratic_padded", "probe_socratic_cues", "probe_socratic_label_cues")
 # controls that teach: socratic as a chat model writes it (bullets, or numbered steps), and explain-then-ask
-CHAT_LAYOUTS = ("probe_socratic_chat", "probe_socratic_steps")
+CHAT_LAYOUTS = ("probe_socratic_chat", "probe_socratic_steps", "probe_socratic_display")
 UPTAKE_CONTROLS = (*CHAT_LAYOUTS, "probe_explain_ask")
 
 __all__ = ["CHAT_LAYOUTS", "PROBES", "UPTAKE_ADDED", "UPTAKE_CONTROLS", "UPTAKE_GAMING"]
