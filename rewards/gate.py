@@ -48,8 +48,18 @@ _LATEX_COMMAND_RE = re.compile(r"\\[A-Za-z]+")
 _NUMBER_RE = re.compile(r"\d+(?:[./]\d+)?")
 
 
+@lru_cache(maxsize=4096)  # the gate sees each turn again for every earlier and later turn and every SID term
 def _numbers(text: str) -> frozenset[str]:
     return frozenset(_NUMBER_RE.findall(text))
+
+
+@lru_cache(maxsize=4096)
+def _said(text: str) -> frozenset[str]:
+    """What a near copy is judged on without a reader: ``text``'s words less cues, filler and LaTeX command names,
+    and its numbers."""
+    if "\\" in text:
+        text = _LATEX_COMMAND_RE.sub(" ", text)
+    return (words(text) - _vocabulary().stop) | _numbers(text)
 
 
 @dataclass(frozen=True, eq=False)  # hashed by identity: a key of the addresses_judge cache
@@ -219,7 +229,7 @@ class ContentGate:
     def has_substance(self, text: str, previous_student_text: str = "") -> bool:
         """Checkable content on a component (with a reader) in words not all the student's own, or
         ``min_content_words`` content words."""
-        if self.reader is not None and self._said(text) - self._said(previous_student_text) \
+        if self.reader is not None and _said(text) - _said(previous_student_text) \
                 and self.reader.read(text).has_content:
             return True
         return len(self.content_words(text, previous_student_text)) >= self.min_content_words
@@ -230,13 +240,6 @@ class ContentGate:
         if "\\" in text:
             text = _LATEX_COMMAND_RE.sub(" ", text)
         return words(text) - _vocabulary().stop - self.topic - words(copied_from)
-
-    def _said(self, text: str) -> frozenset[str]:
-        """What a near copy is judged on without a reader: ``text``'s words less cues, filler and LaTeX command
-        names, and its numbers."""
-        if "\\" in text:
-            text = _LATEX_COMMAND_RE.sub(" ", text)
-        return (words(text) - _vocabulary().stop) | _numbers(text)
 
     def counts(self, turn: Mapping, previous_student_text: str = "", earlier_tutor_texts: Iterable[str] = ()) -> bool:
         """Whether a tutor transcript record counts for a content-gated term (see the module docstring)."""
@@ -261,9 +264,9 @@ class ContentGate:
                         and reader.read(earlier).claims == claims:
                     return False
             return True
-        content = self._said(text)
+        content = _said(text)
         for earlier in earlier_tutor_texts:
-            other = self._said(earlier)
+            other = _said(earlier)
             union = content | other
             if union and len(content & other) / len(union) >= self.max_overlap:
                 return False

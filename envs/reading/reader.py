@@ -97,6 +97,7 @@ class ContentReader:
         self._ready = False  # the task's material is found at the first read (an episode may read no turn)
         self._template: tuple[Node, Node] | None = None  # the equation of the turn being read (or the task's)
         self._readings: dict[str, Reading] = {}  # this reader's readings: they go when the reader goes
+        self._task_words: dict[str, frozenset[str]] = {}  # (the same, for task_words)
         self._depth = 0  # how many frames deep the sentence being read is
         # per math claim of the turn being read (by id): the misconceptions whose rule differs on its case, with
         # the value each rule gives there, whether it is a relation asked about, and the numbers it is written with
@@ -138,7 +139,7 @@ class ContentReader:
         without its greeting, its layout's words or its filler."""
         if not self._ready:
             self._prepare()
-        return content_stems(text)[0] & self._vocabulary
+        return bounded(self._task_words, text, lambda: content_stems(text)[0] & self._vocabulary, 1024)
 
     @functools.cached_property
     def _vocabulary(self) -> frozenset[str]:
