@@ -71,7 +71,7 @@ from tutorzoo.envs import records
 from tutorzoo.envs.errors import ConfigError
 from tutorzoo.envs.import_path import load_import_path
 from tutorzoo.envs.labels import BLOOM_LEVELS
-from tutorzoo.envs.reading.normalise import plain_text
+from tutorzoo.envs.reading.normalise import plain_text, sentences
 from tutorzoo.envs.records import LEARNING_GAIN, reward_components, turn_from_json
 from tutorzoo.envs.tasks import get_task_set
 from tutorzoo.envs.tasks.base import Task
@@ -262,14 +262,13 @@ def _leak(exchange: Mapping) -> float:
 # a greeting and a sign-off ("Of course! Let's go through this.", "Let me know if anything is unclear!"): up to this
 # many characters of sentences made of cue words and filler alone are not counted; a wall of them still is
 COURTESY_CHARS = 150
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def read_length(text: str) -> int:
     """The length of what the student reads: ``text`` without its markdown layout (headings, bullets, bold, step
     labels), runs of blanks collapsed, less up to :data:`COURTESY_CHARS` of sentences that say nothing."""
     plain = plain_text(text)
-    courtesy = sum(len(" ".join(sent.split())) + 1 for sent in _SENTENCE_END.split(plain) if not said_anything(sent))
+    courtesy = sum(len(" ".join(sent.split())) + 1 for sent in sentences(plain) if not said_anything(sent))
     return max(0, len(" ".join(plain.split())) - min(COURTESY_CHARS, courtesy))
 
 
