@@ -250,8 +250,6 @@ class ContentGate:
             return False
         if not self.has_substance(text, previous_student_text):
             return False
-        # a copy says the same things: the topic's words count here (two questions on different components differ
-        # in them), the cue words and filler of a chat model's layout do not
         reader = self.reader
         if reader is not None:
             # with the reader: the same checked content in the task's words (and numbers: the same exercise with
@@ -264,6 +262,8 @@ class ContentGate:
                         and reader.read(earlier).claims == claims:
                     return False
             return True
+        # without a reader a copy shares its words: the topic's count (two questions on different components differ
+        # in them), cue words and filler do not
         content = _said(text)
         for earlier in earlier_tutor_texts:
             other = _said(earlier)
