@@ -13,6 +13,7 @@ last lines say whether any fixed act beats socratic by more than two standard er
 from __future__ import annotations
 
 import argparse
+import copy
 import itertools
 import sys
 from pathlib import Path
@@ -24,11 +25,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from reward_validity import paired_map  # noqa: E402
 
 from tutorzoo.agents.student import SimulatedStudent, load_personas  # noqa: E402
+from tutorzoo.agents.student.model import copy_state, expected_score, respond  # noqa: E402
 from tutorzoo.agents.tutor import make_tutor  # noqa: E402
 from tutorzoo.agents.tutor.base import ActTutor  # noqa: E402
 from tutorzoo.agents.tutor.builtin import _act  # noqa: E402
+from tutorzoo.envs.act_text import verbalise_act  # noqa: E402
+from tutorzoo.envs.acts import TutorAct  # noqa: E402
+from tutorzoo.envs.annotate import AnnotationContext, Annotator, encourages  # noqa: E402
 from tutorzoo.envs.config import EpisodeSpec  # noqa: E402
 from tutorzoo.envs.labels import INTENTS, STRATEGIES  # noqa: E402
+from tutorzoo.envs.reading.claims import with_reading  # noqa: E402
+from tutorzoo.envs.reading.normalise import plain_text  # noqa: E402
+from tutorzoo.envs.reading.reader import ContentReader  # noqa: E402
 from tutorzoo.eval.rollout import run_episode  # noqa: E402
 
 
@@ -52,71 +60,82 @@ class FixedActTutor(ActTutor):
 
 
 class OracleTutor(ActTutor):
-    """Reads the simulated student's hidden state (its :class:`SimulatedStudent`, handed over) and follows the
-    model's rules: a misconception the student just used gets its counterexample (with a worked example for a
-    novice); a held one is refuted once, and again only if the student said it in the dialogue (an unsolicited
-    refutation weakens with each repeat), else drawn out with a question first; otherwise the weakest component
-    gets a worked example while it is weak (L < 0.45), then questions at the student's level, varied so that no
-    move repeats, and a transfer once it is strong. Not a tutor anyone could be: the upper reference."""
+    """The upper reference: reads the simulated student's hidden state (its :class:`SimulatedStudent`, handed over)
+    and plans each turn with the student model itself. Every candidate move (each move of :data:`PLAN_MOVES` on
+    each component, and a counterexample to each misconception the student still holds) is spoken as the
+    template tutor speaks it, annotated and read as the env reads it, and played :attr:`samples` times on copies
+    of the student's state; the move whose copies end with the highest expected post-test score
+    (:func:`~tutorzoo.agents.student.model.expected_score`, plus 0.02 x engagement: engagement scales all later
+    learning) is said. The draws of the look-ahead are seeded by the turn, never the student's own generator:
+    the oracle knows the model and the state, not the dice. Not a tutor anyone could be."""
 
     name = "oracle"
+    samples = 4
 
     def __init__(self, student: SimulatedStudent) -> None:
         super().__init__()
         self.student = student
 
     def on_reset(self) -> None:
-        self._last: tuple | None = None
+        self._reading: tuple | None = None
 
-    def choose(self, observation: dict, info: dict, task):
-        st = self.student.state
-        if info["turn"] + 1 >= info["max_turns"] or st is None:
-            return _act("summarize", None, "L2", None, task, ends=True), None
-        kcs = {k.id: k for k in task.knowledge_components}
-        active = [m for m, s in st.status.items() if s == "active"]
-        shown = st.last_shown if st.last_shown in active else None
-        if shown is not None:
-            kc = kcs[st.misconceptions[shown].kc]
-            if st.mastery[kc.id] < 0.5:
-                return self._pick(_act("introduce_concept", "scenario_question", "L1", kc, task,
-                                       misconception=shown)), shown
-            return self._pick(_act("guide_reasoning", "scenario_question", "L2", kc, task, misconception=shown)), shown
-        if active:
-            mid = active[0]
-            kc = kcs[st.misconceptions[mid].kc]
-            heard = st.unsolicited.get(mid, 0)
-            said = mid in st.said or (mid in st.voiced and heard == 0)
-            if (heard == 0 or said and heard < 2) and self._last != ("check_understanding", None, "L1"):
-                # never refuted yet, or said before and not refuted unasked twice already: the counterexample now
-                # (with the right way for a novice); an unsolicited refutation weakens with each repeat
-                intent, level = ("introduce_concept", "L1") if st.mastery[kc.id] < 0.5 else ("guide_reasoning", "L2")
-                return self._pick(_act(intent, "scenario_question", level, kc, task, misconception=mid)), mid
-            return self._pick(_act("check_understanding", None, "L1", kc, task)), None  # draw it out first
-        ready = [k for k in kcs if all(st.mastery.get(p, 1.0) >= 0.4 for p in st.prerequisites[k])] or list(kcs)
-        if st.engagement < 0.35 or st.anxiety > 0.6:  # a flagging or anxious student: encouragement with substance
-            kc = kcs[min(ready, key=lambda k: st.mastery[k])]
-            return self._pick(_act("introduce_concept", "encourage", "L1", kc, task)), None
-        kc = kcs[min(ready, key=lambda k: st.mastery[k])]
-        lk = st.mastery[kc.id]
-        options = []
-        if lk < 0.45:
-            options = [("introduce_concept", None, "L1"), ("check_understanding", "scenario_question", "L1"),
-                       ("introduce_concept", "contextualize", "L1")]
-        elif lk < 0.8 or not kc.links:
-            level = "L1" if st.bloom == 0 else "L2" if st.bloom <= 2 else "L3"
-            options = [("guide_reasoning", "break_down", level), ("check_understanding", "scenario_question", level),
-                       ("guide_reasoning", "hint", level)]
-        else:
-            options = [("trigger_transfer", None, "L3"), ("guide_reasoning", "follow_up_question", "L3")]
-        for intent, strategy, level in options:
-            if (intent, strategy, level) != self._last:
-                break
-        transfer = kc.links[0].discipline if (kc.links and intent == "trigger_transfer") else None
-        return self._pick(_act(intent, strategy, level, kc, task, transfer_to=transfer)), None
+    def act(self, observation: dict, info: dict) -> str:
+        if info.get("observe_only", False):
+            return ""
+        task, st = self._task_from(info), self.student.state
+        if st is None or info["turn"] + 1 >= info["max_turns"]:
+            return self.speak(_act("summarize", None, "L2", None, task, ends=True), task, None, info)
+        if self._reading is None:  # the env's annotator and reader for the student's (full) task
+            full = st.task
+            self._reading = (Annotator.for_task(full), ContentReader.for_task(full),
+                             AnnotationContext(focus_kc=full.knowledge_components[0].id))
+        annotator, reader, ctx = self._reading
+        best: tuple[float, str, np.random.Generator, TutorAct] | None = None
+        for intent, strategy, level, kc, mid in self._candidates(task, st):
+            transfer = kc.links[0].discipline if (kc.links and intent == "trigger_transfer") else None
+            rng = copy.deepcopy(self._rng)
+            text = verbalise_act(_act(intent, strategy, level, kc, task, misconception=mid, transfer_to=transfer),
+                                 task, rng, misconception=mid)
+            act = with_reading(annotator.annotate(text, copy.deepcopy(ctx)), reader.read(text))
+            plain = plain_text(text)
+            chars, praise = len(" ".join(plain.split())), encourages(plain)
+            value = 0.0
+            for k in range(self.samples):
+                ahead = copy_state(st)
+                respond(ahead, act, np.random.default_rng([info["turn"], k]), chars=chars, praise=praise)
+                value += self.value(ahead)
+            if best is None or value > best[0]:
+                best = (value, text, rng, act)
+        assert best is not None
+        _, text, self._rng, act = best
+        ctx.after_tutor(act, text)
+        return text
 
-    def _pick(self, act):
-        self._last = (act.intent, act.strategy, act.guidance_level)
-        return act
+    @staticmethod
+    def value(state) -> float:
+        """The worth of a state the look-ahead reached: its expected post-test score, and a little for engagement."""
+        return expected_score(state, state.task.posttest) + 0.02 * state.engagement
+
+    @staticmethod
+    def _candidates(task, st):
+        for kc in task.knowledge_components:
+            for intent, strategy, level in PLAN_MOVES:
+                yield intent, strategy, level, kc, None
+            for mid, status in st.status.items():
+                if status != "repaired" and st.misconceptions[mid].kc == kc.id:
+                    yield "introduce_concept", "scenario_question", "L1", kc, mid
+                    yield "guide_reasoning", "scenario_question", "L2", kc, mid
+
+
+# The oracle's moves on a component (with a counterexample to each held misconception): explanations, questions
+# at three demands, scaffolds, a transfer and encouragement.
+PLAN_MOVES = (
+    ("introduce_concept", None, "L1"), ("introduce_concept", None, "L2"), ("introduce_concept", "encourage", "L1"),
+    ("check_understanding", None, "L1"), ("check_understanding", "scenario_question", "L1"),
+    ("check_understanding", "scenario_question", "L2"), ("guide_reasoning", "break_down", "L2"),
+    ("guide_reasoning", "hint", "L2"), ("guide_reasoning", "break_down", "L3"),
+    ("guide_reasoning", "follow_up_question", "L3"), ("trigger_transfer", None, "L3"),
+)
 
 
 def all_acts() -> list[tuple[str, str | None, str]]:

@@ -163,7 +163,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -925,6 +926,48 @@ def begin_posttest(state: StudentState, rng: np.random.Generator) -> None:
 def item_mastery(state: StudentState, item: Item) -> float:
     """P(knows every KC of the item) = product of the KC masteries (unknown KC ids count as 0.5)."""
     return math.prod(state.mastery.get(k, 0.5) for k in item.kcs)
+
+
+def copy_state(state: StudentState) -> StudentState:
+    """An independent copy of ``state`` for playing a turn ahead (the task, persona and tables are shared: nothing
+    updates them)."""
+    return replace(state, mastery=dict(state.mastery), status=dict(state.status), strength=dict(state.strength),
+                   unsolicited=dict(state.unsolicited), primed=dict(state.primed), moves=dict(state.moves),
+                   voiced=set(state.voiced), said=set(state.said), memorised=dict(state.memorised))
+
+
+def expected_score(state: StudentState, items: Sequence[Item]) -> float:
+    """The expected share of ``items`` answered right if the post-test began now: :func:`begin_posttest`'s
+    forgetting and relapse, then :func:`answer_item`'s probabilities, in closed form (no draws, ``state``
+    unchanged)."""
+    if not items:
+        return 0.0
+    p = state.persona
+    f = 1.0 if state.forgotten else 1.0 - p.forget
+    mastery = {kid: lk if lk <= state.initial.get(kid, lk) else state.initial[kid] + (lk - state.initial[kid]) * f
+               for kid, lk in state.mastery.items()}
+    slip = _slip(state)
+    total = 0.0
+    for item in items:
+        unfired = 1.0  # no held wrong rule answers first (each is tried in turn, as answer_item does)
+        right_by_rule = 0.0
+        for mid, wrong in item.misconception_answers.items():
+            s = state.status.get(mid)
+            mkc = state.misconceptions[mid].kc
+            if s not in (ACTIVE, SUPPRESSED) or mkc not in item.kcs or state.forgotten and s == SUPPRESSED:
+                continue
+            fire = P_FIRE_TEST * (1.0 - COMPETITION * mastery.get(mkc, 0.0)) * state.strength.get(mid, 1.0)
+            if s == SUPPRESSED:
+                fire *= p.relapse
+            right_by_rule += unfired * fire * (wrong == item.answer)
+            unfired *= 1.0 - fire
+        knows = math.prod(mastery.get(k, 0.5) for k in item.kcs) * (1.0 - p.misread_rate)
+        guess = 1.0 / len(item.options or ()) if item.is_choice else p.guess
+        right = right_by_rule + unfired * (knows * (1.0 - slip) + (1.0 - knows) * guess)
+        if item.id in state.memorised:
+            right = P_RECALL + (1.0 - P_RECALL) * right
+        total += right
+    return total / len(items)
 
 
 def answer_item(state: StudentState, item: Item, rng: np.random.Generator) -> Answer:

@@ -457,3 +457,42 @@ def test_update_is_cheap() -> None:
 def test_active_status_constant() -> None:
     st = _states("all_round_partly_wrong", 1, misconception_rate=1.0)[0]
     assert set(st.status.values()) == {ACTIVE}
+
+
+@pytest.mark.parametrize("task_set", ["math", "stem"])
+def test_expected_score_is_the_post_test_answered_many_times(task_set: str) -> None:
+    """``expected_score`` (the oracle's look-ahead value) is what ``begin_posttest`` + ``answer_item`` give on
+    average: forgetting, relapse of a suppressed misconception, an active one's firing, guessing, a memorised
+    item; and it leaves the state as it was."""
+    from tutorzoo.agents.student.model import (
+        SUPPRESSED,
+        answer_item,
+        begin_posttest,
+        copy_state,
+        expected_score,
+        init_state,
+    )
+    from tutorzoo.envs.tasks import get_task_set
+
+    ts, dist = get_task_set(task_set), load_distribution("default")
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        task = ts.build(ts.task_ids()[seed % len(ts.task_ids())], rng)
+        state = init_state(task, dist.sample(rng).model_copy(update={"forget": 0.3}), rng)
+        for kc in state.mastery:  # learned in the session: the part forgetting takes
+            state.mastery[kc] = min(0.99, state.mastery[kc] + 0.3)
+        tested = list(dict.fromkeys(m for item in task.posttest for m in item.misconception_answers))
+        assert tested, task.id
+        state.status = {tested[0]: "active", **{m: SUPPRESSED for m in tested[1:]}}
+        state.strength[tested[0]] = 0.3  # exposition weakened the wrong rule
+        state.memorised[task.posttest[0].id] = 1
+        before = copy_state(state)
+        expected = expected_score(state, task.posttest)
+        assert state == before
+        n, total = 3000, 0.0
+        for i in range(n):
+            run = copy_state(state)
+            draws = np.random.default_rng(1000 + i)
+            begin_posttest(run, draws)
+            total += np.mean([answer_item(run, item, draws).correct for item in task.posttest])
+        assert abs(total / n - expected) < 0.02, (task_set, seed, total / n, expected)
