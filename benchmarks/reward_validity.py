@@ -7,6 +7,7 @@ socratic with its standard error. ``tests/rewards/test_reward_validity.py`` asse
     python benchmarks/reward_validity.py --seeds 8
     python benchmarks/reward_validity.py --seeds 6 --per-family 2 --first-seed 10   # a fresh sample of seeds
     python benchmarks/reward_validity.py --every-math-family --seeds 2 --per-family 1   # all 15 math families
+    python benchmarks/reward_validity.py --tutors random my_tutors:MyTutor   # your own tutor (an import path)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from tutorzoo.agents.tutor import make_tutor  # noqa: E402
 from tutorzoo.agents.tutor.probes import PROBES, PosttestTeacher  # noqa: E402
 from tutorzoo.envs import tutoring_v0  # noqa: E402
 from tutorzoo.envs.config import EpisodeSpec  # noqa: E402
+from tutorzoo.envs.errors import ConfigError  # noqa: E402
 from tutorzoo.eval.rollout import run_episode  # noqa: E402
 from tutorzoo.rewards.rubric import load_rubric  # noqa: E402
 
@@ -123,9 +125,16 @@ def main() -> None:
         spec_list = every_math_family(args.seeds, args.per_family)
     else:
         spec_list = specs(args.seeds, tuple(args.task_set or ("math", "stem")), args.per_family, args.first_seed)
-    unknown = [t for t in args.tutors or () if t not in PROBES and t not in BUILTIN]
+    unknown = [t for t in args.tutors or () if t not in PROBES and t not in BUILTIN and ":" not in t]
     if unknown:
-        parser.error(f"unknown tutors {unknown}; choose from {sorted(BUILTIN) + sorted(PROBES)}")
+        parser.error(f"unknown tutors {unknown}; choose from {sorted(BUILTIN) + sorted(PROBES)}, or give an import "
+                     "path package.module:ClassName")
+    for t in args.tutors or ():
+        if ":" in t and t not in BUILTIN:
+            try:
+                make(t)
+            except ConfigError as exc:
+                parser.error(str(exc))
     tutors = ["socratic", *(t for t in args.tutors if t != "socratic")] if args.tutors else \
         list(BUILTIN) + list(PROBES)
     res = measure(tutors, spec_list, args.workers)
@@ -133,7 +142,9 @@ def main() -> None:
     print(table(res, spec_list))
     if "random" in res:
         print("\nthe teaching controls against random (gain difference ± paired s.e.)")
-        print(against(res, spec_list, "random", [t for t in ("probe_explain_ask", "probe_socratic_chat") if t in res]))
+        controls = [t for t in ("probe_explain_ask", "probe_socratic_chat") if t in res]
+        controls += [t for t in res if ":" in t]  # a user's own tutors
+        print(against(res, spec_list, "random", controls))
 
 
 def against(res: dict[str, np.ndarray], spec_list: list[EpisodeSpec], reference: str, tutors: list[str]) -> str:

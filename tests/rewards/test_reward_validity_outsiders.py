@@ -8,6 +8,8 @@ errors in each task set and keeps at least half of socratic's gain.
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -62,3 +64,21 @@ def test_outsider_exposition_teaches(results, name: str) -> None:
         d, se = paired(results[name][m, 0], results["random"][m, 0])
         assert d > 2 * se, f"{name} on {ts}: {d:+.3f} ± {se:.3f} against random"
     assert results[name][:, 0].mean() >= 0.5 * results["socratic"][:, 0].mean()
+
+
+def _bench(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent)}
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "reward_validity.py"
+    return subprocess.run([sys.executable, str(script), "--seeds", "1", "--per-family", "1", "--task-set", "math",
+                           "--workers", "1", *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_the_benchmark_plays_a_users_tutor_by_import_path() -> None:
+    """``--tutors package.module:ClassName`` plays a user's own tutor beside socratic and lists it against random;
+    a path that does not import is refused with the fix, before anything is played."""
+    run = _bench("--tutors", "random", "outsider_tutors:ExplainChat")
+    assert run.returncode == 0, run.stderr
+    rows = [line for line in run.stdout.splitlines() if line.startswith("outsider_tutors:ExplainChat")]
+    assert len(rows) == 2, run.stdout  # in the table against socratic and in the controls against random
+    bad = _bench("--tutors", "no_such_module:Tutor")
+    assert bad.returncode == 2 and "package.module:ClassName" in bad.stderr, bad.stderr
