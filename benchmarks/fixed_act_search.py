@@ -90,6 +90,8 @@ class OracleTutor(ActTutor):
             self._reading = (Annotator.for_task(full), ContentReader.for_task(full),
                              AnnotationContext(focus_kc=full.knowledge_components[0].id))
         annotator, reader, ctx = self._reading
+        # the student spoke last (the env's context records its turn's disciplines: here its component's)
+        ctx.after_student((st.kcs[st.last_kc].discipline,) if st.last_kc in st.kcs else (st.task.disciplines[0],))
         best: tuple[float, str, np.random.Generator, TutorAct] | None = None
         for intent, strategy, level, kc, mid in self._candidates(task, st):
             transfer = kc.links[0].discipline if (kc.links and intent == "trigger_transfer") else None
