@@ -98,7 +98,7 @@ class OracleTutor(ActTutor):
             rng = copy.deepcopy(self._rng)
             text = verbalise_act(_act(intent, strategy, level, kc, task, misconception=mid, transfer_to=transfer),
                                  task, rng, misconception=mid)
-            act = with_reading(annotator.annotate(text, copy.deepcopy(ctx)), reader.read(text))
+            act = with_reading(annotator.annotate(text, ctx), reader.read(text))  # annotate only reads ctx
             plain = plain_text(text)
             chars, praise = len(" ".join(plain.split())), encourages(plain)
             value = 0.0

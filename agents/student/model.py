@@ -912,15 +912,20 @@ def begin_posttest(state: StudentState, rng: np.random.Generator) -> None:
     session is fragile; prior knowledge is not lost in minutes), and suppressed misconceptions relapse."""
     if state.forgotten:
         return
+    _forget(state)
+    for mid, s in state.status.items():
+        if s == SUPPRESSED and rng.random() < state.persona.relapse:
+            state.status[mid] = ACTIVE
+
+
+def _forget(state: StudentState) -> None:
+    """Forgetting, once: ``L <- L0 + (L - L0)(1 - F)`` on what the session added."""
     state.forgotten = True
     f = state.persona.forget
     for kid, lk in state.mastery.items():
         l0 = state.initial.get(kid, lk)
         if lk > l0:
             state.mastery[kid] = l0 + (lk - l0) * (1.0 - f)
-    for mid, s in state.status.items():
-        if s == SUPPRESSED and rng.random() < state.persona.relapse:
-            state.status[mid] = ACTIVE
 
 
 def item_mastery(state: StudentState, item: Item) -> float:
@@ -943,9 +948,10 @@ def expected_score(state: StudentState, items: Sequence[Item]) -> float:
     if not items:
         return 0.0
     p = state.persona
-    f = 1.0 if state.forgotten else 1.0 - p.forget
-    mastery = {kid: lk if lk <= state.initial.get(kid, lk) else state.initial[kid] + (lk - state.initial[kid]) * f
-               for kid, lk in state.mastery.items()}
+    relapse = 0.0 if state.forgotten else p.relapse  # a suppressed misconception fires only if it relapses first
+    if not state.forgotten:
+        state = copy_state(state)
+        _forget(state)
     slip = _slip(state)
     total = 0.0
     for item in items:
@@ -953,15 +959,12 @@ def expected_score(state: StudentState, items: Sequence[Item]) -> float:
         right_by_rule = 0.0
         for mid, wrong in item.misconception_answers.items():
             s = state.status.get(mid)
-            mkc = state.misconceptions[mid].kc
-            if s not in (ACTIVE, SUPPRESSED) or mkc not in item.kcs or state.forgotten and s == SUPPRESSED:
+            if s not in (ACTIVE, SUPPRESSED) or state.misconceptions[mid].kc not in item.kcs:
                 continue
-            fire = P_FIRE_TEST * (1.0 - COMPETITION * mastery.get(mkc, 0.0)) * state.strength.get(mid, 1.0)
-            if s == SUPPRESSED:
-                fire *= p.relapse
+            fire = P_FIRE_TEST * _wins(state, mid) * (relapse if s == SUPPRESSED else 1.0)
             right_by_rule += unfired * fire * (wrong == item.answer)
             unfired *= 1.0 - fire
-        knows = math.prod(mastery.get(k, 0.5) for k in item.kcs) * (1.0 - p.misread_rate)
+        knows = item_mastery(state, item) * (1.0 - p.misread_rate)
         guess = 1.0 / len(item.options or ()) if item.is_choice else p.guess
         right = right_by_rule + unfired * (knows * (1.0 - slip) + (1.0 - knows) * guess)
         if item.id in state.memorised:
