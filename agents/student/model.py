@@ -909,12 +909,14 @@ def _repair(state: StudentState, act: TutorAct, kc: str, shown: str | None, rng:
 
 def begin_posttest(state: StudentState, rng: np.random.Generator) -> None:
     """Between dialogue and post-test: forgetting ``L <- L0 + (L - L0)(1 - F)`` once (what was learned in the
-    session is fragile; prior knowledge is not lost in minutes), and suppressed misconceptions relapse."""
+    session is fragile; prior knowledge is not lost in minutes), and suppressed misconceptions relapse. One draw
+    per task misconception, held or not, in the task's order: every tutor's student meets the same draws."""
     if state.forgotten:
         return
     _forget(state)
-    for mid, s in state.status.items():
-        if s == SUPPRESSED and rng.random() < state.persona.relapse:
+    for mid in state.misconceptions:
+        u = rng.random()
+        if state.status.get(mid) == SUPPRESSED and u < state.persona.relapse:
             state.status[mid] = ACTIVE
 
 
@@ -941,63 +943,80 @@ def copy_state(state: StudentState) -> StudentState:
                    voiced=set(state.voiced), said=set(state.said), memorised=dict(state.memorised))
 
 
+@dataclass(frozen=True, slots=True)
+class AnswerPath:
+    """One way of answering a test item: ``how`` as :class:`Answer`'s, the answer it gives (``None``: a wrong
+    answer drawn when taken), whether it is right, and its probability."""
+
+    how: str
+    answer: str | None
+    correct: bool
+    p: float
+    misconception: str | None = None
+
+
+def answer_paths(state: StudentState, item: Item, relapse: float = 0.0) -> list[AnswerPath]:
+    """Every way the student answers ``item`` from ``state``, with probabilities that sum to 1 (see the module
+    docstring): recalled if memorised (0.9), else each held wrong rule of the item's components in turn fires,
+    else the student knows it (item mastery, not misread) and slips or not, or guesses. A suppressed
+    misconception fires only once it relapses, with probability ``relapse`` (0 once the post-test has begun:
+    :func:`begin_posttest` has drawn the relapses)."""
+    p = state.persona
+    recall = P_RECALL if item.id in state.memorised else 0.0
+    paths = [AnswerPath("memorised", item.answer, True, recall)] if recall else []
+    rest = 1.0 - recall  # no earlier path answered
+    for mid, wrong in item.misconception_answers.items():
+        s = state.status.get(mid)
+        if s not in (ACTIVE, SUPPRESSED) or state.misconceptions[mid].kc not in item.kcs:
+            continue
+        fire = P_FIRE_TEST * _wins(state, mid) * (1.0 if s == ACTIVE else relapse)
+        if fire > 0.0:
+            paths.append(AnswerPath("misconception", wrong, wrong == item.answer, rest * fire, mid))
+            rest *= 1.0 - fire
+    knows = item_mastery(state, item) * (1.0 - p.misread_rate)
+    slip = _slip(state)
+    guess = 1.0 / len(item.options or ()) if item.is_choice else p.guess
+    paths += [AnswerPath("known", item.answer, True, rest * knows * (1.0 - slip)),
+              AnswerPath("slip", None, False, rest * knows * slip),
+              AnswerPath("guess", item.answer, True, rest * (1.0 - knows) * guess),
+              AnswerPath("guess", None, False, rest * (1.0 - knows) * (1.0 - guess))]
+    return paths
+
+
 def expected_score(state: StudentState, items: Sequence[Item]) -> float:
     """The expected share of ``items`` answered right if the post-test began now: :func:`begin_posttest`'s
-    forgetting and relapse, then :func:`answer_item`'s probabilities, in closed form (no draws, ``state``
+    forgetting and relapse, then :func:`answer_paths`' probabilities, in closed form (no draws, ``state``
     unchanged)."""
     if not items:
         return 0.0
-    p = state.persona
-    relapse = 0.0 if state.forgotten else p.relapse  # a suppressed misconception fires only if it relapses first
+    relapse = 0.0 if state.forgotten else state.persona.relapse
     if not state.forgotten:
         state = copy_state(state)
         _forget(state)
-    slip = _slip(state)
-    total = 0.0
-    for item in items:
-        unfired = 1.0  # no held wrong rule answers first (each is tried in turn, as answer_item does)
-        right_by_rule = 0.0
-        for mid, wrong in item.misconception_answers.items():
-            s = state.status.get(mid)
-            if s not in (ACTIVE, SUPPRESSED) or state.misconceptions[mid].kc not in item.kcs:
-                continue
-            fire = P_FIRE_TEST * _wins(state, mid) * (relapse if s == SUPPRESSED else 1.0)
-            right_by_rule += unfired * fire * (wrong == item.answer)
-            unfired *= 1.0 - fire
-        knows = item_mastery(state, item) * (1.0 - p.misread_rate)
-        guess = 1.0 / len(item.options or ()) if item.is_choice else p.guess
-        right = right_by_rule + unfired * (knows * (1.0 - slip) + (1.0 - knows) * guess)
-        if item.id in state.memorised:
-            right = P_RECALL + (1.0 - P_RECALL) * right
-        total += right
-    return total / len(items)
+    return sum(q.p for item in items for q in answer_paths(state, item, relapse) if q.correct) / len(items)
 
 
 def answer_item(state: StudentState, item: Item, rng: np.random.Generator) -> Answer:
-    """Answer one test item from the current state (see the module docstring for the probabilities)."""
-    p = state.persona
-    if item.id in state.memorised and rng.random() < P_RECALL:
-        state.last_shown = None
-        return Answer("memorised", item.answer, True)
-    for mid, wrong in item.misconception_answers.items():
-        mkc = state.misconceptions[mid].kc
-        if state.status.get(mid) == ACTIVE and mkc in item.kcs and rng.random() < P_FIRE_TEST * _wins(state, mid):
-            state.last_shown = mid
-            state.voiced.add(mid)
-            return Answer("misconception", wrong, wrong == item.answer, mid)
-    state.last_shown = None
-    knows = rng.random() < item_mastery(state, item) and rng.random() >= p.misread_rate
-    if knows:
-        if rng.random() >= _slip(state):
-            return Answer("known", item.answer, True)
-        wrong = _wrong_answer(item, rng)
-        return Answer("slip", wrong, False)
-    if item.is_choice:
-        letter = chr(ord("A") + int(rng.integers(len(item.options or ()))))
-        return Answer("guess", letter, letter == item.answer)
-    if rng.random() < p.guess:
-        return Answer("guess", item.answer, True)
-    return Answer("guess", _wrong_answer(item, rng), False)
+    """Answer one test item from the current state: one uniform ``u`` picks a path of :func:`answer_paths` by its
+    cumulative probability, the right paths first, so the answer is right exactly when ``u < P(right)``; a wrong
+    answer's value comes from a generator seeded by a second draw. Two draws an item whatever the answer: students
+    of two tutors on the same episode seed meet the same ``u`` on each item (common random numbers), so a paired
+    difference measures the tutors' effect on ``P(right)``, not the dice."""
+    u = rng.random()
+    seed = int(rng.integers(2**63))
+    paths = [q for q in answer_paths(state, item) if q.p > 0.0]
+    paths.sort(key=lambda q: not q.correct)  # stable: the right paths first, each group in answer_paths' order
+    chosen, acc = paths[-1], 0.0  # u at the top of [0, 1) past rounding: the last path
+    for q in paths:
+        acc += q.p
+        if u < acc:
+            chosen = q
+            break
+    state.last_shown = chosen.misconception
+    if chosen.misconception is not None:
+        state.voiced.add(chosen.misconception)
+    answer = chosen.answer if chosen.answer is not None else _wrong_answer(item, np.random.default_rng(seed))
+    return Answer(chosen.how, answer, chosen.correct, chosen.misconception)
 
 
 _FRACTION = re.compile(r"^(-?\d+)\s*/\s*(\d+)$")

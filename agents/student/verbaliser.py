@@ -311,6 +311,7 @@ _HAS_WORD_NUMBER = re.compile(r"(?<![A-Za-z])(?:" + "|".join(sorted(NUMBER_WORDS
 
 
 _LETTERS = re.compile(r"[A-Za-z]+")
+_DIGIT_LETTER = re.compile(r"\d[^\W\d_]")
 
 
 # A letter outside ASCII: only such a character can case-fold to an ASCII letter (İ ı ſ K) or lower to one.
@@ -333,7 +334,9 @@ def _exact(num: int, den: int) -> int | Fraction:
 
 @lru_cache(maxsize=16384)  # item texts repeat across an episode's turns and across episodes
 def _numbers_of(text: str) -> frozenset[int | Fraction]:
-    if not _has_word_number(text):  # digits only: the same values as number_mentions, far faster
+    # digits only, none run into a letter ("10kg", "6CO₂", "3rd": number_mentions decides those): the same values
+    # as number_mentions, far faster
+    if not _has_word_number(text) and _DIGIT_LETTER.search(text) is None:
         # Integral values stay ints (equal, and hashing equal, to the Fractions; only compared in sets): parsing
         # a Fraction from a string costs more than the whole scan.
         fast: set[int | Fraction] = set()

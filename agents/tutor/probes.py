@@ -547,7 +547,8 @@ _CUES = ("Let's think step by step.", "Here's a hint:", "Imagine a counterexampl
 
 class CueWordSocratic(SocraticTutor):
     """Socratic with the schema's cue phrases (hint, counterexample, step by step, transfer, praise) added to every
-    turn: cue words without content."""
+    turn, three a turn in rotation: cue words without content. The picks draw nothing from the tutor's generator,
+    so socratic's own choices are socratic's, draw for draw, and a paired difference is the cue words' alone."""
 
     name = "probe_socratic_cues"
 
@@ -555,7 +556,7 @@ class CueWordSocratic(SocraticTutor):
         text = super().speak(act, task, misconception, info)
         if act.ends_session:
             return text
-        picks = [_CUES[int(i)] for i in self._rng.permutation(len(_CUES))[:3]]
+        picks = [_CUES[(3 * info["turn"] + k) % len(_CUES)] for k in range(3)]
         return f"{picks[0]} {picks[1]} {text} {picks[2]}"
 
 
@@ -599,28 +600,29 @@ _OPENERS = ("Great question! Let's dig into this together.", "Absolutely, happy 
             "Good thinking! Let's work through it.")
 
 
-def _chat_format(text: str, rng: np.random.Generator) -> str:
-    """Text as a chat model lays it out: a warm opener, a ``###`` heading, one bullet per sentence with the
-    first in bold, fractions and operators in LaTeX, and a closing offer."""
+def _chat_format(text: str, turn: int) -> str:
+    """Text as a chat model lays it out: a warm opener (in rotation by ``turn``), a ``###`` heading, one bullet per
+    sentence with the first in bold, fractions and operators in LaTeX, and a closing offer."""
     end = END_MARKER in text
     body = text.replace(END_MARKER, "").strip()
     sents = _sentences_of(body) or [body]
     latexed = [re.sub(r"(?<![\w.])(\d+)/(\d+)(?![\w.])", r"$\\frac{\1}{\2}$", s).replace("×", "$\\times$")
                for s in sents]
     bullets = [f"- **{latexed[0]}**"] + [f"- {s}" for s in latexed[1:]]
-    opener = _OPENERS[int(rng.integers(len(_OPENERS)))]
+    opener = _OPENERS[turn % len(_OPENERS)]
     out = f"{opener}\n\n### Let's think it through\n\n" + "\n".join(bullets)
     return out + (f"\n\n{END_MARKER}" if end else "\n\nTake your time and let me know what you think.")
 
 
 class ChatModelSocratic(SocraticTutor):
     """A control: socratic's content written as a chat model writes it (warm opener, ``###`` heading, bullets,
-    bold, LaTeX fractions); the same teaching must keep its gain."""
+    bold, LaTeX fractions); the same teaching must keep its gain. The layout draws nothing from the tutor's
+    generator: socratic's own choices stay socratic's."""
 
     name = "probe_socratic_chat"
 
     def speak(self, act, task: Task, misconception, info: dict) -> str:
-        return _chat_format(super().speak(act, task, misconception, info), self._rng)
+        return _chat_format(super().speak(act, task, misconception, info), info["turn"])
 
 
 def _numbered_format(text: str) -> str:

@@ -385,3 +385,20 @@ def test_a_decimal_divided_by_a_decimal_is_two_numbers_not_a_fraction_over_zero(
 
     stated = verbaliser._numbers("The biceps at 0.04 m must give 6.4 / 0.04 = 160 N.")
     assert stated == {Fraction(1, 25), Fraction(32, 5), 160}
+
+
+@pytest.mark.parametrize("text", ["Balanced, 6CO₂ + 6H₂O → C₆H₁₂O₆ + 6O₂.", "A 10kg box on a 100m track.",
+                                  "Draw it in 3D.", "the 3rd one", "2x + 3 = 7", "in the 1970s", "20% of 1/4"])
+def test_the_student_reads_a_texts_numbers_as_the_reader_does(text: str) -> None:
+    """The student quotes a step only if its numbers are the item's; it reads them as number_mentions does (a
+    digit run into a letter included), else it quotes numbers the item does not have."""
+    from tutorzoo.agents.student import verbaliser
+
+    expected = set()
+    for m in number_mentions(text):
+        expected.add(m.value)
+        if m.percent:
+            expected.add(m.value * 100)
+        if parts := re.fullmatch(r"(\d+)\s*/\s*(\d+)", m.text):
+            expected.update(Fraction(int(g)) for g in parts.groups())
+    assert verbaliser._numbers(text) == expected

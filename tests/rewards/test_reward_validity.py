@@ -58,10 +58,6 @@ def test_own_words_teaching_beats_random(results, probe: str) -> None:
     assert d > 2 * se, (d, se)
 
 
-# Open gap (issue 26): the own-words probes do not adapt, and a refutation the student did not ask for is weak; on
-# this sample they keep 0.43 and 0.42 of socratic's gain (benchmarks/reward_validity.py --seeds 4 --per-family 3 at
-# 55223d3; 0.41 and 0.44 with --per-family 2). strict: the marker must go once they keep half.
-@pytest.mark.xfail(strict=True, reason="open gap: own-words controls keep just under half of socratic's gain")
 @pytest.mark.parametrize("probe", OWN_WORDS)
 def test_own_words_teaching_keeps_half_of_socratic(results, probe: str) -> None:
     assert results[probe][:, 0].mean() >= 0.5 * results["socratic"][:, 0].mean()
