@@ -1,9 +1,11 @@
 """The simulated student policy: the cognitive model (``model.py``) driven by a persona, voiced by a verbaliser.
 
 The env calls ``reset(seed)`` then ``act(observation, info)`` on each student turn. The first ``act`` after
-``reset`` builds the hidden state from ``info["task"]`` and the persona. Two generators are spawned from the
-seed *and the episode's identity* (task set, task id, persona name), one for the model and one for the text, so
-changing a template never changes the learning dynamics. The identity is part of the stream because a suite
+``reset`` builds the hidden state from ``info["task"]`` and the persona. Generators are spawned from the
+seed *and the episode's identity* (task set, task id, persona name): one for the model's set-up and pre-test, one
+for the text (changing a template never changes the learning dynamics), one for the post-test and one for the
+dialogue, each turn from its own fixed point of it (common random numbers: every tutor's student meets the same
+uniforms at each turn's start and on the post-test, so a paired difference measures the tutors, not the dice). The identity is part of the stream because a suite
 runs every task x persona under the same few seeds: with the seed alone, all those episodes would draw the same
 uniforms at the same points (the same "knows the item" draw on every one-item pre-test, the same post-test draw
 after a dialogue that draws nothing), and the educationq suite's 320 episodes per seed would be one sample. Every tutor
@@ -40,6 +42,7 @@ from tutorzoo.envs.reading.normalise import plain_text
 from tutorzoo.envs.tasks.base import Item, Task
 
 PHASES = ("pretest", "dialogue", "posttest")
+TURN_DRAWS_LOG2 = 40  # a dialogue turn's draws come from its own 2**40 of the turn stream (a turn takes tens)
 
 
 class SimulatedStudent:
@@ -75,14 +78,26 @@ class SimulatedStudent:
         self.state = None
 
     def _seed_streams(self, entropy: int | list[int]) -> None:
-        # the post-test answers draw from their own stream: every tutor's student meets the same uniforms on
-        # the post-test (common random numbers), so paired comparisons measure the tutors, not the dice.
-        # The three are SeedSequence(entropy).spawn(3)'s children, built directly: spawn() costs twice as much
+        # Common random numbers, so paired comparisons measure the tutors, not the dice: the post-test answers
+        # draw from their own stream, and each dialogue turn starts at its own point of another stream (turn n at
+        # 2**40 n draws in), so every tutor's student meets the same uniforms on the post-test and at the start of
+        # every turn, however many the turns before drew.
+        # The four are SeedSequence(entropy).spawn(4)'s children, built directly: spawn() costs twice as much
         # and the parent's own pool is never used.
-        model_seq, text_seq, test_seq = (np.random.SeedSequence(entropy, spawn_key=(i,)) for i in range(3))
+        model_seq, text_seq, test_seq, turn_seq = (np.random.SeedSequence(entropy, spawn_key=(i,)) for i in range(4))
         self._rng = np.random.default_rng(model_seq)
         self._text_rng = np.random.default_rng(text_seq)
         self._test_rng = np.random.default_rng(test_seq)
+        self._turn_bits = np.random.PCG64(turn_seq)
+        self._turn_start = self._turn_bits.state
+        self._turn_rng = np.random.Generator(self._turn_bits)
+
+    def _rng_of_turn(self, turn: int) -> np.random.Generator:
+        """The dialogue's generator set to the start of turn ``turn``'s draws (an advance is a few multiplications:
+        no generator is built per turn)."""
+        self._turn_bits.state = self._turn_start
+        self._turn_bits.advance(turn << TURN_DRAWS_LOG2)
+        return self._turn_rng
 
     def _start(self, info: dict) -> StudentState:
         task = info.get("task")
@@ -119,12 +134,14 @@ class SimulatedStudent:
 
     def _dialogue(self, state: StudentState, info: dict) -> StudentTurn:
         act = info.get("tutor_act")
+        # the opening draws at 0, the reply to the tutor's n-th turn at n (respond counts them: n - 1 before it)
+        rng = self._rng_of_turn(state.turns + (act is not None))
         if act is None:
-            plan = open_dialogue(state, self._rng)
+            plan = open_dialogue(state, rng)
         elif isinstance(act, TutorAct):
             # what the student reads: markdown layout and runs of blanks are no load; praise is heard wherever it is
             text = plain_text(info.get("tutor_utterance") or "")
-            plan = respond(state, act, self._rng, chars=len(" ".join(text.split())),
+            plan = respond(state, act, rng, chars=len(" ".join(text.split())),
                            praise=encourages(text) if text else None)
         else:
             raise ValueError(f"info['tutor_act'] must be a TutorAct or None, got {type(act).__name__}")
