@@ -998,12 +998,11 @@ def expected_score(state: StudentState, items: Sequence[Item]) -> float:
 
 def answer_item(state: StudentState, item: Item, rng: np.random.Generator) -> Answer:
     """Answer one test item from the current state: one uniform ``u`` picks a path of :func:`answer_paths` by its
-    cumulative probability, the right paths first, so the answer is right exactly when ``u < P(right)``; a wrong
-    answer's value comes from a generator seeded by a second draw. Two draws an item whatever the answer: students
-    of two tutors on the same episode seed meet the same ``u`` on each item (common random numbers), so a paired
-    difference measures the tutors' effect on ``P(right)``, not the dice."""
-    u = rng.random()
-    seed = int(rng.integers(2**63))
+    cumulative probability, the right paths first, so the answer is right exactly when ``u < P(right)``; two more
+    uniforms make a wrong answer's value. Three draws an item whatever the answer: students of two tutors on the
+    same episode seed meet the same ``u`` on each item (common random numbers), so a paired difference measures the
+    tutors' effect on ``P(right)``, not the dice."""
+    u, v, w = rng.random(), rng.random(), rng.random()
     paths = [q for q in answer_paths(state, item) if q.p > 0.0]
     paths.sort(key=lambda q: not q.correct)  # stable: the right paths first, each group in answer_paths' order
     chosen, acc = paths[-1], 0.0  # u at the top of [0, 1) past rounding: the last path
@@ -1015,15 +1014,31 @@ def answer_item(state: StudentState, item: Item, rng: np.random.Generator) -> An
     state.last_shown = chosen.misconception
     if chosen.misconception is not None:
         state.voiced.add(chosen.misconception)
-    answer = chosen.answer if chosen.answer is not None else _wrong_answer(item, np.random.default_rng(seed))
+    answer = chosen.answer if chosen.answer is not None else _wrong_answer(item, _Uniforms(v, w))
     return Answer(chosen.how, answer, chosen.correct, chosen.misconception)
+
+
+class _Uniforms:
+    """Uniforms already drawn, served as a Generator's ``random()`` and ``integers()`` (no generator is built)."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, *uniforms: float) -> None:
+        self.left = list(uniforms)
+
+    def random(self) -> float:
+        return self.left.pop(0)
+
+    def integers(self, low: int, high: int | None = None) -> int:
+        low, high = (0, low) if high is None else (low, high)
+        return low + int(self.random() * (high - low))
 
 
 _FRACTION = re.compile(r"^(-?\d+)\s*/\s*(\d+)$")
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 
 
-def _wrong_answer(item: Item, rng: np.random.Generator) -> str:
+def _wrong_answer(item: Item, rng: np.random.Generator | _Uniforms) -> str:
     """A plausible wrong answer: another option, a known wrong value, or the right value nudged."""
     if item.is_choice:
         letters = [chr(ord("A") + i) for i in range(len(item.options or ())) if chr(ord("A") + i) != item.answer]
@@ -1034,7 +1049,7 @@ def _wrong_answer(item: Item, rng: np.random.Generator) -> str:
     return nudge_answer(item.answer, rng)
 
 
-def nudge_answer(answer: str, rng: np.random.Generator) -> str:
+def nudge_answer(answer: str, rng: np.random.Generator | _Uniforms) -> str:
     """A near-miss of a free answer: ``3/4 -> 4/4``, ``12 -> 13``, ``2.5 -> 3.5``; text becomes ``not <text>``."""
     ans = answer.strip()
     delta = int(rng.integers(1, 3))

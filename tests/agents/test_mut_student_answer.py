@@ -2,7 +2,7 @@
 
 Each way of answering is pinned by its probability (:func:`answer_paths`, literal values); :func:`answer_item` is
 pinned by its draws, scripted as in tests/agents/test_mut_student_respond.py: a uniform just under the right paths'
-total answers right, one at it answers wrong. Two draws an item and one a task misconception before the post-test,
+total answers right, one at it answers wrong. Three draws an item and one a task misconception before the post-test,
 whatever the state: students of two tutors on one episode seed meet the same uniforms (common random numbers).
 """
 
@@ -178,7 +178,7 @@ def test_a_fired_misconception_is_shown_and_voiced_and_another_answer_shows_none
 
 
 @pytest.mark.parametrize("setup", ["nothing", "memorised", "misconception", "mastered", "choice"])
-def test_an_item_takes_two_draws_whatever_the_answer(setup: str) -> None:
+def test_an_item_takes_three_draws_whatever_the_answer(setup: str) -> None:
     state = student(mastery={ADD: 1.0 if setup == "mastered" else 0.2})
     if setup == "memorised":
         state.memorised["pre_add"] = 1
@@ -188,7 +188,7 @@ def test_an_item_takes_two_draws_whatever_the_answer(setup: str) -> None:
     for u in (0.0, 0.3, 0.6, 0.999):
         rng = Draws(u)
         answer_item(state, item, rng)
-        assert rng.calls == 2
+        assert rng.calls == 3
 
 
 def test_a_wrong_choice_is_another_letter() -> None:
@@ -198,6 +198,18 @@ def test_a_wrong_choice_is_another_letter() -> None:
 def test_a_wrong_free_answer_is_a_known_wrong_one_with_probability_half_else_a_near_miss() -> None:
     assert _wrong_answer(PRE_ADD, Draws(0.5 - EPS)) == "2/5"
     assert _wrong_answer(PRE_ADD, Draws(0.5, ints=(1,))) == "6/6"
+
+
+@pytest.mark.parametrize(("item", "v", "w", "answer"), [
+    (PRE_COMPARE, 0.49, 0.0, "A"), (PRE_COMPARE, 0.5, 0.0, "C"),  # the letters other than B, by v
+    (PRE_ADD, 0.49, 0.0, "2/5"),  # v under 0.5: the known wrong answer
+    (PRE_ADD, 0.5, 0.49, "6/6"), (PRE_ADD, 0.5, 0.5, "7/6"),  # else nudged by 1 + floor(2 w)
+])
+def test_a_wrong_answer_is_made_from_the_items_second_and_third_uniforms(item, v: float, w: float,
+                                                                         answer: str) -> None:
+    state = student(mastery={EQ: 0.0, ADD: 0.0}, guess=0.0)
+    got = answer_item(state, item, Draws(0.999, v, w))
+    assert (got.correct, got.answer) == (False, answer)
 
 
 @pytest.mark.parametrize(("before", "after"), [
