@@ -1,15 +1,16 @@
 """The simulated student policy: the cognitive model (``model.py``) driven by a persona, voiced by a verbaliser.
 
 The env calls ``reset(seed)`` then ``act(observation, info)`` on each student turn. The first ``act`` after
-``reset`` builds the hidden state from ``info["task"]`` and the persona. Generators are spawned from the
-seed *and the episode's identity* (task set, task id, persona name): one for the model's set-up and pre-test, one
-for the text (changing a template never changes the learning dynamics), one for the post-test and one for the
-dialogue, each turn from its own fixed point of it (common random numbers: every tutor's student meets the same
-uniforms at each turn's start and on the post-test, so a paired difference measures the tutors, not the dice). The identity is part of the stream because a suite
-runs every task x persona under the same few seeds: with the seed alone, all those episodes would draw the same
-uniforms at the same points (the same "knows the item" draw on every one-item pre-test, the same post-test draw
-after a dialogue that draws nothing), and the educationq suite's 320 episodes per seed would be one sample. Every tutor
-still meets the same student on the same spec (paired comparison); an unseeded ``reset()`` stays fresh entropy.
+``reset`` builds the hidden state from ``info["task"]`` and the persona. Generators are spawned from the seed *and
+the episode's identity* (task set, task id, persona name): one for the model's set-up and pre-test, one for the
+text (changing a template never changes the learning dynamics), one for the post-test and one for the dialogue,
+each turn from its own fixed point of it (common random numbers: every tutor's student meets the same uniforms at
+each turn's start and on the post-test, so a paired difference measures the tutors, not the dice). The identity
+is part of the stream because a suite runs every task x persona under the same few seeds: with the seed alone,
+all those episodes would draw the same uniforms at the same points (the same "knows the item" draw on every
+one-item pre-test, the same post-test draw after a dialogue that draws nothing), and the educationq suite's 320
+episodes per seed would be one sample. Every tutor still meets the same student on the same spec (paired
+comparison); an unseeded ``reset()`` stays fresh entropy.
 
 Example::
 

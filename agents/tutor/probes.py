@@ -257,24 +257,57 @@ class OwnWordsTeacher(_Plain):
         return " ".join(_reword(x, lead=i == 0) for i, x in enumerate(sentences))
 
 
-def _own_math(task: dict, kc: dict, rng: np.random.Generator, ask: bool) -> str:
-    """A fresh case of one of the task's kinds that exercises ``kc``: worked as a chain of equations (and set
-    against a wrong rule's result when the kind has one), or asked as a question."""
+def _fresh_case(task: dict, kc: dict, rng: np.random.Generator):
+    """A fresh case of one of the task's kinds that exercises ``kc``, solved."""
     from tutorzoo.envs.tasks.math.taskset import family
 
     fam = family(task["id"])
     kinds = [k for k in (fam.main, *fam.probes) if kc["id"] in k.kcs] or [fam.main]
     kind = kinds[int(rng.integers(len(kinds)))]
-    solved = kind.solve(kind.draw(rng, "easy"), 1)
+    return kind.solve(kind.draw(rng, "easy"), 1)
+
+
+_RELATION = re.compile(r"[-\d(][\d\s/.+\-×÷*()%]*(?:=|>|<)\s*[-\d(][\d\s/.+\-×÷*()%]*")
+_COMPARED = re.compile(r"^(?:(largest|smallest) of (.+)|(.+?) vs (.+))$")
+
+
+def _worked(solved) -> list[str]:
+    """The relations a solution's steps state (equations and comparisons, in the tutor's own bare notation), and
+    for a comparison the result said as relations: ``0.68 > 0.4``."""
+    rels = [e.strip().rstrip(".") for step in solved.steps for e in _RELATION.findall(step)]
+    if m := _COMPARED.match(solved.expr):
+        which, among, a, b = m.groups()
+        others = [x.strip() for x in (among.split(",") if among else (a, b)) if x.strip() != solved.answer]
+        sign = "<" if which == "smallest" else ">"
+        rels += [f"{solved.answer} {sign} {x}" for x in others]
+    return list(dict.fromkeys(rels))
+
+
+def _compare_question(expr: str, form=lambda x: x) -> str | None:
+    """A comparison case asked in words ("which is larger, 0.4 or 0.68?"); None for another kind of case."""
+    m = _COMPARED.match(expr)
+    if m is None:
+        return None
+    which, among, a, b = m.groups()
+    if among:
+        return f"which is the {which} of {', '.join(form(x.strip()) for x in among.split(','))}?"
+    return f"which is larger, {form(a.strip())} or {form(b.strip())}?"
+
+
+def _own_math(task: dict, kc: dict, rng: np.random.Generator, ask: bool) -> str:
+    """A fresh case of one of the task's kinds that exercises ``kc``: worked as a chain of equations and
+    comparisons (and set against a wrong rule's result when the kind has one), or asked as a question."""
+    solved = _fresh_case(task, kc, rng)
     if ask:
+        if compare := _compare_question(solved.expr):
+            return f"Your turn: {compare}"
         if "?" not in solved.expr and "=" not in solved.expr:
             return f"Your turn: {solved.expr} = ?"
         return f"Your turn: {solved.expr.replace('?', '__')}. What goes in the blank?"
-    eqs = [e.strip().rstrip(".") for step in solved.steps
-           for e in re.findall(r"[-\d(][\d\s/.+\-×÷*()%]*=\s*[-\d(][\d\s/.+\-×÷*()%]*", step)]
-    named = not re.search(r"\?|=| vs ", solved.expr)  # a computation to name (not a comparison or an equation)
+    eqs = _worked(solved)
+    named = not re.search(r"\?|=| vs |^(?:largest|smallest) of", solved.expr)  # a computation to name
     lead = f"Let's work out {solved.expr}: " if named else "Watch: "
-    text = lead + "; ".join(eqs[:4]) + "." if eqs else f"Here {solved.expr} comes to {solved.answer}."
+    text = lead + "; ".join(eqs[-4:]) + "." if eqs else f"Here {solved.expr} comes to {solved.answer}."
     wrong = [ans for _steps, ans in solved.wrong.values() if ans != solved.answer]
     if wrong:
         text += f" It is {solved.answer}, not {wrong[0]}."
@@ -330,20 +363,15 @@ def _latex(expr: str) -> str:
 
 
 def _llm_math(task: dict, kc: dict, rng: np.random.Generator, ask: bool) -> str:
-    from tutorzoo.envs.tasks.math.taskset import family
-
-    fam = family(task["id"])
-    kinds = [k for k in (fam.main, *fam.probes) if kc["id"] in k.kcs] or [fam.main]
-    kind = kinds[int(rng.integers(len(kinds)))]
-    solved = kind.solve(kind.draw(rng, "easy"), 1)
+    solved = _fresh_case(task, kc, rng)
     if ask:
-        return f"**Your turn:** compute {_latex(solved.expr)}."
-    eqs = [e.strip().rstrip(".") for step in solved.steps
-           for e in re.findall(r"[-\d(][\d\s/.+\-×÷*()%]*=\s*[-\d(][\d\s/.+\-×÷*()%]*", step)]
+        compare = _compare_question(solved.expr, _latex)
+        return f"**Your turn:** {compare}" if compare else f"**Your turn:** compute {_latex(solved.expr)}."
+    eqs = _worked(solved)
     if not eqs:
         return f"Here is one worked out: {_latex(solved.expr)} gives **{solved.answer}**."
-    lines = [f"{i + 1}. **Step {i + 1}:** {_latex(e)}" for i, e in enumerate(eqs[:4])]
-    named = "" if re.search(r"\?|=| vs ", solved.expr) else f" {_latex(solved.expr)}"
+    lines = [f"{i + 1}. **Step {i + 1}:** {_latex(e)}" for i, e in enumerate(eqs[-4:])]
+    named = "" if re.search(r"\?|=| vs |^(?:largest|smallest) of", solved.expr) else f" {_latex(solved.expr)}"
     return f"Let's work through an example:{named}\n" + "\n".join(lines) + f"\n\n**Answer:** {solved.answer}"
 
 

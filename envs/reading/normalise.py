@@ -313,6 +313,26 @@ def asked_quantity(norm: str) -> str | None:
     return None
 
 
+# "Which is larger, 0.2 or 0.21?", "Which fraction is the smallest of 1/3, 2/7 and 1/4?" (normalise writes "which
+# is" as "="): a comparison asked for, the word that says which way and the options
+_COMPARED = re.compile(r"(?:(?<![<>=!])=|\bwhich\s+(?:[a-z]+\s+){0,2}?is)\s+(?:the\s+)?(larger|bigger|greater|more|"
+                       r"higher|smaller|less|lesser|lower|largest|biggest|greatest|highest|smallest|least|lowest)"
+                       r"(?:\s+(?:one|number|value|fraction|decimal|integer))?(?:\s+of)?\s*[,:]?\s*([^?]+)\?",
+                       re.IGNORECASE)
+_OPTIONS = re.compile(r"\s*(?:,\s*(?:or|and)\b|,|\bor\b|\band\b)\s*", re.IGNORECASE)
+_SMALL = ("smaller", "less", "lesser", "lower", "smallest", "least", "lowest")
+
+
+def compared_asked(norm: str) -> tuple[bool, list[str]] | None:
+    """A comparison asked for in ``norm`` (normalised): whether it asks for the smaller one, and the options as
+    written ("0.2", "0.21"); None when the sentence asks no such thing or names fewer than two options."""
+    m = _COMPARED.search(norm)
+    if m is None:
+        return None
+    options = [o.strip(" .") for o in _OPTIONS.split(m.group(2)) if o.strip(" .")]
+    return (m.group(1).lower() in _SMALL, options) if len(options) >= 2 else None
+
+
 UNITS_ASKED = re.compile(rf"\bhow many ({UNIT_ALT}) (?:(?:are|is|make|makes|equal|equals|there|in|does|do)\s+)+"
                           rf"(\d+(?:\.\d+)?) ?({UNIT_ALT})\b", re.IGNORECASE)
 # "Convert 9500 m to km.", "What is 9500 m in km?", "Write 2.5 kg in grams": a conversion asked for
@@ -329,7 +349,10 @@ _BLANK = re.compile(rf"(?<![A-Za-z0-9_])_{{2,}}(?![A-Za-z0-9_])|[□☐▢]|\[\s
 FILLER = re.compile(r"(?<=[\d)%])\s+(?:really|actually|truly)(?=\s*[<>=!])")
 
 
-_SENT = re.compile(r"(?<=[.!?;])\s+|(?<=\S:)\s+|\n+")  # a ratio "3 : 4" stays whole
+# a ratio "3 : 4" stays whole, and so does a comparison asked before its options ("Which is bigger: 0.2 or 0.21?")
+_KEPT_COLONS = "".join(f"(?<!{w}:)" for w in ("larger", "bigger", "greater", "smaller", "less", "largest", "biggest",
+                                                 "greatest", "smallest", "least", "higher", "lower"))
+_SENT = re.compile(rf"(?<=[.!?;])\s+|(?<=\S:){_KEPT_COLONS}\s+|\n+")
 
 
 def sentences(text: str) -> list[str]:

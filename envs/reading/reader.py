@@ -64,6 +64,7 @@ from tutorzoo.envs.reading.normalise import (
     FILLER,
     UNITS_ASKED,
     asked_quantity,
+    compared_asked,
     marked_blanks,
     normalise,
     plain_text,
@@ -538,6 +539,15 @@ class ContentReader:
                 out.append(self._claim("=", [n, to], TRUE, question=True, raw=raw))
         if "common" in norm.lower() or "lc" in norm.lower():
             out += self._common_denominator(norm, asked, raw)
+        if not out and asked and (compared := compared_asked(norm)) is not None:
+            # "Which is larger, 0.2 or 0.21?": the right option against each other one, asked
+            smaller, options = compared
+            nodes = [parse(o) for o in options]
+            values = [constant_of(n) if n is not None else None for n in nodes]
+            if all(v is not None for v in values) and len(set(values)) == len(values):
+                pick = (min if smaller else max)(range(len(nodes)), key=lambda i: cast(Fraction, values[i]))
+                out += [self._claim("<" if smaller else ">", [cast(Node, nodes[pick]), cast(Node, n)], TRUE,
+                                    question=True, raw=raw) for i, n in enumerate(nodes) if i != pick]
         if not out and asked and (said := asked_quantity(norm)) is not None and (node := parse(said)) is not None:
             # "What is the perimeter of a 4 by 3 rectangle?", "How long is 120 km at 40 km/h?": the quantity asked
             out.append(self._claim("=", [node], TRUE, question=True, raw=raw))
