@@ -272,9 +272,11 @@ _COMPARED = re.compile(r"^(?:(largest|smallest) of (.+)|(.+?) vs (.+))$")
 
 
 def _worked(solved) -> list[str]:
-    """The relations a solution's steps state (equations and comparisons, in the tutor's own bare notation), and
-    for a comparison the result said as relations: ``0.68 > 0.4``."""
+    """The relations a solution's steps state (equations and comparisons, in the tutor's own bare notation), then
+    the result: a blank case filled in (``9400 mL = 9.4 L``), a comparison said as relations (``0.68 > 0.4``)."""
     rels = [e.strip().rstrip(".") for step in solved.steps for e in _RELATION.findall(step)]
+    if solved.expr.count("?") == 1 and "=" in solved.expr:  # "9400 mL = ? L": the case filled in, units and all
+        rels.append(solved.expr.replace("?", solved.answer))
     if m := _COMPARED.match(solved.expr):
         which, among, a, b = m.groups()
         others = [x.strip() for x in (among.split(",") if among else (a, b)) if x.strip() != solved.answer]
