@@ -70,9 +70,8 @@ Learning on :math:`k` (an expected BKT transition :math:`L' = L + (1 - L) T`):
 .. math:: L_k \leftarrow L_k + (1 - L_k) \min(0.95,\ T_k\, w\, \kappa\, \zeta\, (0.2 + 0.8e)\,\rho\, \phi\, \mu\, \tau)
 
 (:math:`w` after the repeat decay below, :math:`\tau` the trust in the tutor, see *Content*) with
-:math:`\kappa` the coherence (1 when the act stays on the previous act's component or comes back to one the
-dialogue has been on, 0.6 when it hops to one it has not: building on the last turn is cheaper than setting up a
-new topic, and returning to a topic is interleaved practice, Rohrer & Taylor, 2007), :math:`\zeta` 1 within / 0.15
+:math:`\kappa` the coherence (1 when the act stays on the previous act's component, 0.6 when it hops to
+another: building on the last turn is cheaper than setting up a new topic), :math:`\zeta` 1 within / 0.15
 above / 0.3 below, :math:`\rho` 1.15 when the act matches the persona's strategy preference, :math:`\phi` the
 prerequisite readiness (questions :math:`0.3 + 0.7 r`, telling :math:`0.6 + 0.4 r`, :math:`r = \min_{p} L_p`),
 :math:`\mu` 0.6 while a misconception of :math:`k` is active. A turn that makes a cross-discipline link of
@@ -277,7 +276,6 @@ class StudentState:
     memorised: dict[str, int] = field(default_factory=dict)  # item id -> turn told
     last_shown: str | None = None
     last_kc: str | None = None  # the component of the previous on-topic act (coherence)
-    worked: set[str] = field(default_factory=set)  # the components the dialogue has been on (coherence)
     voiced: set[str] = field(default_factory=set)  # misconceptions the student has stated (tests or dialogue)
     said: set[str] = field(default_factory=set)  # misconceptions the student has stated in the dialogue
     steps_cache: dict = field(default_factory=dict)  # the verbaliser's solution steps per KC (fixed per task)
@@ -524,12 +522,10 @@ def respond(state: StudentState, act: TutorAct, rng: np.random.Generator, chars:
 
 def _follow(state: StudentState, kc: str | None) -> float:
     """The coherence :math:`\\kappa`: a tutor who stays with a component lets the student build on the last turn;
-    hopping to one the dialogue has not been on costs set-up. Coming back to one it has been on costs none: its
-    set-up is done, and returning to it is spaced, interleaved practice (Rohrer & Taylor, 2007)."""
-    coherence = 1.0 if kc is None or state.last_kc in (None, kc) or kc in state.worked else COHERENCE_SWITCH
+    hopping to another costs set-up."""
+    coherence = 1.0 if kc is None or state.last_kc in (None, kc) else COHERENCE_SWITCH
     if kc is not None:
         state.last_kc = kc
-        state.worked.add(kc)
     return coherence
 
 
@@ -944,8 +940,7 @@ def copy_state(state: StudentState) -> StudentState:
     updates them)."""
     return replace(state, mastery=dict(state.mastery), status=dict(state.status), strength=dict(state.strength),
                    unsolicited=dict(state.unsolicited), primed=dict(state.primed), moves=dict(state.moves),
-                   voiced=set(state.voiced), said=set(state.said), memorised=dict(state.memorised),
-                   worked=set(state.worked))
+                   voiced=set(state.voiced), said=set(state.said), memorised=dict(state.memorised))
 
 
 @dataclass(frozen=True, slots=True)

@@ -144,16 +144,6 @@ def test_hopping_to_another_component_costs_coherence() -> None:
     assert state.mastery[EQ] == pytest.approx(bkt(lk, 0.85 * (1 - 0.8 * lk)), abs=1e-12)
 
 
-def test_coming_back_to_a_component_the_dialogue_has_been_on_costs_no_coherence() -> None:
-    state = student()
-    respond(state, act(kc=EQ), NOTHING_HAPPENS)
-    respond(state, act(strategy="contextualize", kc=MIX), NOTHING_HAPPENS)  # a new one: 0.6
-    lk = state.mastery[EQ]
-    respond(state, act(strategy="analogy", kc=EQ), NOTHING_HAPPENS)  # back to EQ, worked before: coherence 1
-    assert state.mastery[EQ] == pytest.approx(bkt(lk, 0.85 * (1 - 0.8 * lk)), abs=1e-12)
-    assert state.worked == {EQ, MIX}
-
-
 def test_transfer_on_a_base_teaches_the_linked_component() -> None:
     state = student(mastery={ADD: 0.5})
     respond(state, act("trigger_transfer", kc=ADD, disciplines=("math", "chemistry")), NOTHING_HAPPENS)
