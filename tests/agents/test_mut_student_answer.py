@@ -265,3 +265,18 @@ def test_a_better_taught_student_is_right_wherever_a_worse_one_is_on_the_same_dr
         better.status["add_across"] = "repaired"
         w, b = _post_test(worse, seed), _post_test(better, seed)
         assert all(bi or not wi for wi, bi in zip(w, b, strict=True)), seed
+
+
+def test_each_dialogue_turn_draws_from_its_own_point_whatever_the_turns_before_drew() -> None:
+    """The dialogue's common random numbers: turn n's first uniforms are the same however many turn n - 1 took."""
+    from tutorzoo.agents.student import SimulatedStudent
+
+    student_ = SimulatedStudent("all_round_partly_wrong")
+    student_._seed_streams([7, 1])
+    first = student_._rng_of_turn(3).random(4)
+    student_._rng_of_turn(2).random(50)  # another tutor's turn 2 made the student draw more
+    assert (student_._rng_of_turn(3).random(4) == first).all()
+    assert not (student_._rng_of_turn(4).random(4) == first).any()
+    other = SimulatedStudent("all_round_partly_wrong")
+    other._seed_streams([7, 1])
+    assert (other._rng_of_turn(3).random(4) == first).all()
