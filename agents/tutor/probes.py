@@ -285,6 +285,11 @@ def _worked(solved) -> list[str]:
     return list(dict.fromkeys(rels))
 
 
+def _names_a_computation(expr: str) -> bool:
+    """Whether a case is a computation to name ("1/2 × 8 × 7"), not a blank, an equation or a comparison."""
+    return not ("?" in expr or "=" in expr or _COMPARED.match(expr))
+
+
 def _compare_question(expr: str, form=lambda x: x) -> str | None:
     """A comparison case asked in words ("which is larger, 0.4 or 0.68?"); None for another kind of case."""
     m = _COMPARED.match(expr)
@@ -307,8 +312,7 @@ def _own_math(task: dict, kc: dict, rng: np.random.Generator, ask: bool) -> str:
             return f"Your turn: {solved.expr} = ?"
         return f"Your turn: {solved.expr.replace('?', '__')}. What goes in the blank?"
     eqs = _worked(solved)
-    named = not re.search(r"\?|=| vs |^(?:largest|smallest) of", solved.expr)  # a computation to name
-    lead = f"Let's work out {solved.expr}: " if named else "Watch: "
+    lead = f"Let's work out {solved.expr}: " if _names_a_computation(solved.expr) else "Watch: "
     text = lead + "; ".join(eqs[-4:]) + "." if eqs else f"Here {solved.expr} comes to {solved.answer}."
     wrong = [ans for _steps, ans in solved.wrong.values() if ans != solved.answer]
     if wrong:
@@ -373,7 +377,7 @@ def _llm_math(task: dict, kc: dict, rng: np.random.Generator, ask: bool) -> str:
     if not eqs:
         return f"Here is one worked out: {_latex(solved.expr)} gives **{solved.answer}**."
     lines = [f"{i + 1}. **Step {i + 1}:** {_latex(e)}" for i, e in enumerate(eqs[-4:])]
-    named = "" if re.search(r"\?|=| vs |^(?:largest|smallest) of", solved.expr) else f" {_latex(solved.expr)}"
+    named = f" {_latex(solved.expr)}" if _names_a_computation(solved.expr) else ""
     return f"Let's work through an example:{named}\n" + "\n".join(lines) + f"\n\n**Answer:** {solved.answer}"
 
 
