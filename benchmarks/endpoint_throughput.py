@@ -29,7 +29,7 @@ keys and values), and prints the speed-up (goal >= 4x) and the share of prompt t
 is also checked against sequential play of its first ``--check`` episodes: the records must be identical.
 
     python benchmarks/endpoint_throughput.py [--episodes 32] [--in-flight 32] [--latency 0.25] [--max-turns 4]
-                                             [--hf] [--check 4] [--repeat 3]
+                                             [--hf [--threads 1] [--max-new-tokens 24]] [--check 4] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -223,17 +223,19 @@ def endpoint(episodes: int, in_flight: int, latency: float, max_turns: int, chec
     return out
 
 
-def hf(episodes: int, in_flight: int, max_turns: int, check: int, max_new_tokens: int) -> dict[str, Any]:
+def hf(episodes: int, in_flight: int, max_turns: int, check: int, max_new_tokens: int,
+       threads: int = 1) -> dict[str, Any]:
     """The tiny model as tutor and student: batched in lockstep vs one episode at a time."""
     from tutorzoo.train.tiny_model import build_tiny_model
 
     specs = make_specs(episodes, max_turns)
     with tempfile.TemporaryDirectory() as tmp:
         model = str(build_tiny_model(tmp, seed=0))
-        options = {"threads": 1, "batch_size": in_flight, "max_new_tokens": max_new_tokens}
+        options = {"threads": threads, "batch_size": in_flight, "max_new_tokens": max_new_tokens}
         tutor = make_tutor(f"hf:{model}", **options)
         make_student = make_student_factory(f"llm:hf:{model}", **options)
-        backends = (tutor.backend, make_student(PERSONAS[0]).backend)
+        # one backend when both seats ask for the same model with the same options (make_backend shares it)
+        backends = tuple(dict.fromkeys((tutor.backend, make_student(PERSONAS[0]).backend)))
         play(specs[:2], tutor, make_student, batch_size=2)  # first-call costs
 
         def cold(batch_size: int) -> Callable[[], list[dict]]:
@@ -250,7 +252,7 @@ def hf(episodes: int, in_flight: int, max_turns: int, check: int, max_new_tokens
         t_sequential, sequential = timed(cold(1))
     return {"batched_s": t_batched, "sequential_s": t_sequential, "speedup": t_sequential / t_batched,
             "identical": canonical(batched) == canonical(sequential),
-            "failures": sum(len(r["failures"]) for r in batched), "reused": reused}
+            "failures": sum(len(r["failures"]) for r in batched), "reused": reused, "shared": len(backends) == 1}
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -262,21 +264,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--check", type=int, default=4, help="episodes replayed one at a time to compare records")
     parser.add_argument("--hf", action="store_true", help="the tiny HF model instead of the endpoint")
     parser.add_argument("--max-new-tokens", type=int, default=24, help="reply cap of the HF runs")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads of the HF runs (both modes)")
     parser.add_argument("--repeat", type=int, default=3,
                         help="endpoint runs (and fixed-cost runs) per seat; the fastest of each are reported")
     args = parser.parse_args(argv)
-    for name in ("episodes", "in_flight", "max_turns", "max_new_tokens", "repeat"):
+    for name in ("episodes", "in_flight", "max_turns", "max_new_tokens", "repeat", "threads"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     if args.latency < 0 or args.check < 0:
         parser.error("--latency and --check must be >= 0")
     if args.hf:
-        r = hf(args.episodes, args.in_flight, args.max_turns, args.check, args.max_new_tokens)
-        print(f"hf tiny, tutor + llm student, {args.episodes} episodes: batched x{args.in_flight} "
+        r = hf(args.episodes, args.in_flight, args.max_turns, args.check, args.max_new_tokens, args.threads)
+        reused = (f"{r['reused'][0]:.0%} (one backend for both seats)" if r["shared"] else
+                  f"tutor {r['reused'][0]:.0%}, student {r['reused'][1]:.0%}")
+        threads = f"{args.threads} thread" + "s" * (args.threads > 1)
+        print(f"hf tiny, tutor + llm student, {args.episodes} episodes, {threads}: batched x{args.in_flight} "
               f"{r['batched_s']:.2f}s, one at a time {r['sequential_s']:.2f}s, speed-up {r['speedup']:.2f}x "
               f"(goal >= 4x); identical records: {r['identical']}; failures: {r['failures']}; prompt tokens from "
-              f"the prefix cache: tutor {r['reused'][0]:.0%}, student {r['reused'][1]:.0%}; load average "
-              f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+              f"the prefix cache: {reused}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
         return r
     r = endpoint(args.episodes, args.in_flight, args.latency, args.max_turns, args.check, args.repeat)
     print(f"{args.episodes} episodes, {args.in_flight} in flight, latency {args.latency:g}s, fastest of "
