@@ -13,8 +13,9 @@ left padding.
   top-p sampling (top-k off, so the call's settings are the whole story, as with an API); ``max_new_tokens``
   caps the reply; ``stop`` strings end it (the stop string is cut from the text).
 - **Reproducible, whatever the batch**: with ``config.seed`` set, conversation ``j`` of a call samples from its
-  own torch generator seeded from ``(seed, j)`` (Gumbel-max over the temperature / top-p warped logits), so its
-  reply does not depend on the conversations batched with it; the caller's torch random state is untouched.
+  own torch generator seeded from ``(seed, j)`` (inverse-transform sampling of the temperature / top-p warped
+  distribution, one uniform a step), so its reply does not depend on the conversations batched with it; the
+  caller's torch random state is untouched.
   ``generate_many`` takes one config per conversation (each as its own call), and inside the engine's lockstep
   rounds (:mod:`tutorzoo.envs.lockstep`) the requests of every episode in flight go out as one batch.
 - **Prefill row by row, decode in batches**: each prompt's keys and values (all but its generation prompt, or
@@ -270,8 +271,8 @@ class HFBackend:
             attention[row, width - len(prompt):] = 1
         kwargs = self.generation_kwargs(config)
         if config.temperature > 0 and seeds is not None and all(s is not None for s in seeds):
-            # each row samples from its own generator (Gumbel-max over the warped logits), so a reply is the same
-            # whichever batch it is generated in; greedy decoding picks the perturbed argmax
+            # each row samples from its own generator (inverse transform of the warped distribution), so a reply is
+            # the same whichever batch it is generated in; greedy decoding picks the sampled token
             from transformers import LogitsProcessorList
 
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None,
@@ -549,12 +550,18 @@ class HFBackend:
 
 class _RowSampler:
     """A logits processor that turns greedy decoding into temperature / top-p sampling with one seeded generator
-    per row: ``argmax(log p + Gumbel noise)`` is a sample of ``p``, and each row's noise comes from its own stream."""
+    per row, by inverse transform: row ``r``'s token at its ``k``-th step is the first whose cumulative probability
+    exceeds the ``k``-th uniform of the row's own stream, and greedy decoding picks it (every other score is -inf).
+    One uniform a row and step, drawn a block of steps at a time, whatever the vocabulary's size."""
+
+    BLOCK = 64  # steps of uniforms drawn per row at once
 
     def __init__(self, seeds: list[int | None], config: GenerationConfig) -> None:
         self.generators = [torch.Generator().manual_seed(int(s)) for s in seeds]  # type: ignore[arg-type]
         self.temperature = config.temperature
         self.top_p = config.top_p
+        self.step = 0
+        self.uniforms = torch.empty(len(seeds), 0, dtype=torch.float64)
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
         logits = scores.float() / self.temperature
@@ -563,10 +570,19 @@ class _RowSampler:
             probs = ordered.softmax(dim=-1)
             drop = probs.cumsum(dim=-1) - probs > self.top_p  # keep the smallest head whose mass reaches top_p
             logits = logits.scatter(-1, order, ordered.masked_fill(drop, float("-inf")))
-        vocab = logits.shape[-1]
-        uniform = torch.stack([torch.rand(vocab, generator=g) for g in self.generators]).to(logits.device)
-        gumbel = -torch.log(-torch.log(uniform.clamp_min(torch.finfo(torch.float32).tiny)))
-        return logits.log_softmax(dim=-1) + gumbel
+        column = self.step % self.BLOCK
+        if column == 0:  # each row's next block of uniforms, from its own stream: the same whatever the batch
+            self.uniforms = torch.stack([torch.rand(self.BLOCK, generator=g, dtype=torch.float64)
+                                         for g in self.generators])
+        self.step += 1
+        cdf = logits.softmax(dim=-1).double().cumsum(dim=-1)
+        total = cdf[:, -1:]
+        # u in [0, total): the first position whose cumulative mass passes it has positive probability
+        target = torch.minimum(self.uniforms[:, column:column + 1].to(cdf.device) * total,
+                               torch.nextafter(total, torch.zeros_like(total)))
+        picked = torch.searchsorted(cdf, target, right=True)
+        out = torch.full_like(scores, float("-inf"), dtype=torch.float32)
+        return out.scatter_(-1, picked, 0.0)
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
