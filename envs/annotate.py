@@ -235,14 +235,12 @@ class Annotator:
         self._contexts = {iid: (frozenset(_NUMBER.findall(stem)), _content_words(stem))
                           for iid, stem in (contexts or {}).items()}
         self.main_discipline = task.disciplines[0]
-        # A KC is the topic when the turn uses its keywords, its name, or the words of its misconceptions.
-        mis_words: dict[str, tuple[str, ...]] = {}
-        for m in task.misconceptions:
-            mis_words[m.kc] = mis_words.get(m.kc, ()) + m.keywords
-        self._kc_patterns = [
-            (kc.id, kc.discipline, _phrase_re(kc.keywords + mis_words.get(kc.id, ())), _phrase_re((kc.name,)))
-            for kc in task.knowledge_components
-        ]
+        (self._kc_patterns, self._kc_twins, self._link_patterns, self._link_twins, self._mis_patterns,
+         self._mis_twins, self._topic_words, self._kc_discipline) = _lexicon(
+            tuple((kc.id, kc.discipline, kc.name, kc.keywords,
+                   tuple((link.discipline, link.keywords or (link.bridge,)) for link in kc.links))
+                  for kc in task.knowledge_components),
+            tuple((m.id, m.kc, m.keywords) for m in task.misconceptions))
         # The curriculum's own material, quoted, is recognised exactly: a bank question carries its KC and
         # level, a counterexample its misconception, an explanation or worked example its KC.
         self._material: list[tuple[str, str, str | None, str | None]] = []
@@ -257,25 +255,10 @@ class Annotator:
                          for link in kc.links if len(link.bridge) >= 12]
         self._material = [entry for entry in self._material if len(entry[0]) >= 12]
         self._statement_words = _content_words(task.statement)
-        self._topic_words = frozenset(
-            w for kc in task.knowledge_components for phrase in (*kc.keywords, kc.name) for w in _content_words(phrase)
-        ) | frozenset(w for m in task.misconceptions for phrase in m.keywords for w in _content_words(phrase))
         self._statement_numbers = frozenset(_NUMBER.findall(task.statement))
-        self._link_patterns = [
-            (kc.id, link.discipline, _phrase_re(link.keywords + ((link.bridge,) if not link.keywords else ())))
-            for kc in task.knowledge_components
-            for link in kc.links
-        ]
-        self._mis_patterns = [(m.id, m.kc, _phrase_re(m.keywords)) for m in task.misconceptions if m.keywords]
         self._counterexamples = [(m.id, _content_words(m.counterexample)) for m in task.misconceptions]
         self._beliefs = [(m.id, _content_words(m.belief)) for m in task.misconceptions]
-        self._discipline_patterns = {d: _phrase_re(ws) for d, ws in DISCIPLINE_WORDS.items()}
-        # the twins of the lexicon patterns, for lower-cased ASCII text (see _twin)
-        self._kc_twins = [(kc, d, _twin_of(pat), _twin_of(name)) for kc, d, pat, name in self._kc_patterns]
-        self._link_twins = [(kc, d, _twin_of(pat)) for kc, d, pat in self._link_patterns]
-        self._mis_twins = [(mid, kc, _twin_of(pat)) for mid, kc, pat in self._mis_patterns]
-        self._discipline_twins = {d: _twin_of(pat) for d, pat in self._discipline_patterns.items()}
-        self._kc_discipline = {kc.id: kc.discipline for kc in task.knowledge_components}
+        self._discipline_patterns, self._discipline_twins = _DISCIPLINE_PATTERNS, _DISCIPLINE_TWINS
 
     def annotate(self, utterance: str, ctx: AnnotationContext) -> TutorAct:
         # the words, not their layout: markdown headings, bullets, bold and "Step N:" labels are no cues
@@ -482,6 +465,32 @@ def answer_key(item: Item) -> AnswerKey:
     return AnswerKey(item_id=item.id, value=item.answer)
 
 
+@functools.lru_cache(maxsize=256)  # one per distinct lexicon: a family's or lesson's, whatever numbers were drawn
+def _lexicon(kcs: tuple[tuple[str, str, str, tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]], ...],
+             misconceptions: tuple[tuple[str, str, tuple[str, ...]], ...]) -> tuple:
+    """The patterns an :class:`Annotator` reads a task's words with, from what they depend on: each KC's (id,
+    discipline, name, keywords, links as (discipline, their keywords, or the bridge when they have none)) and each
+    misconception's (id, KC, keywords). (KC patterns and their twins, link patterns and twins, misconception patterns and twins, the topic's
+    words, each KC's discipline.) Shared by the annotators of every task with that lexicon; read-only."""
+    # A KC is the topic when the turn uses its keywords, its name, or the words of its misconceptions.
+    mis_words: dict[str, tuple[str, ...]] = {}
+    for _mid, kc_id, keywords in misconceptions:
+        mis_words[kc_id] = mis_words.get(kc_id, ()) + keywords
+    kc_patterns = tuple((kc_id, discipline, _phrase_re(keywords + mis_words.get(kc_id, ())), _phrase_re((name,)))
+                        for kc_id, discipline, name, keywords, _links in kcs)
+    link_patterns = tuple((kc_id, link_discipline, _phrase_re(phrases))
+                          for kc_id, _d, _n, _k, links in kcs for link_discipline, phrases in links)
+    mis_patterns = tuple((mid, kc_id, _phrase_re(keywords)) for mid, kc_id, keywords in misconceptions if keywords)
+    topic_words = frozenset(w for _id, _d, name, keywords, _l in kcs for phrase in (*keywords, name)
+                            for w in _content_words(phrase)) | frozenset(
+        w for _mid, _kc, keywords in misconceptions for phrase in keywords for w in _content_words(phrase))
+    # the twins of the lexicon patterns, for lower-cased ASCII text (see _twin)
+    return (kc_patterns, tuple((kc, d, _twin_of(pat), _twin_of(name)) for kc, d, pat, name in kc_patterns),
+            link_patterns, tuple((kc, d, _twin_of(pat)) for kc, d, pat in link_patterns),
+            mis_patterns, tuple((mid, kc, _twin_of(pat)) for mid, kc, pat in mis_patterns),
+            topic_words, {kc_id: discipline for kc_id, discipline, *_rest in kcs})
+
+
 def _phrase_re(phrases: Sequence[str]) -> re.Pattern[str] | None:
     return _compiled(tuple(phrases))
 
@@ -497,6 +506,11 @@ def _compiled(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
     if not cleaned:
         return None
     return re.compile(r"(?<![a-z])(?:" + "|".join(re.escape(p) for p in cleaned) + r")", re.IGNORECASE)
+
+
+# the disciplines' own words, as written and as twins (the same for every task)
+_DISCIPLINE_PATTERNS = {d: _phrase_re(ws) for d, ws in DISCIPLINE_WORDS.items()}
+_DISCIPLINE_TWINS = {d: _twin_of(pat) for d, pat in _DISCIPLINE_PATTERNS.items()}
 
 
 _STOP = frozenset(
