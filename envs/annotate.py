@@ -36,6 +36,7 @@ from typing import overload
 
 from tutorzoo.envs.acts import TutorAct
 from tutorzoo.envs.leak import AnswerKey, find_leaks
+from tutorzoo.envs.phrase_index import Found, PhraseIndex, readable
 from tutorzoo.envs.reading.normalise import plain_text
 from tutorzoo.envs.tasks.base import Item, Task
 from tutorzoo.envs.wellformed import check as check_wellformed
@@ -235,8 +236,8 @@ class Annotator:
         self._contexts = {iid: (frozenset(_NUMBER.findall(stem)), _content_words(stem))
                           for iid, stem in (contexts or {}).items()}
         self.main_discipline = task.disciplines[0]
-        (self._kc_patterns, self._kc_twins, self._link_patterns, self._link_twins, self._mis_patterns,
-         self._mis_twins, self._topic_words, self._kc_discipline) = _lexicon(
+        (self._kc_patterns, self._link_patterns, self._mis_patterns, self._discipline_patterns, self._phrases,
+         self._topic_words, self._kc_discipline) = _lexicon(
             tuple((kc.id, kc.discipline, kc.name, kc.keywords,
                    tuple((link.discipline, link.keywords or (link.bridge,)) for link in kc.links))
                   for kc in task.knowledge_components),
@@ -258,17 +259,18 @@ class Annotator:
         self._statement_numbers = frozenset(_NUMBER.findall(task.statement))
         self._counterexamples = [(m.id, _content_words(m.counterexample)) for m in task.misconceptions]
         self._beliefs = [(m.id, _content_words(m.belief)) for m in task.misconceptions]
-        self._discipline_patterns, self._discipline_twins = _DISCIPLINE_PATTERNS, _DISCIPLINE_TWINS
 
     def annotate(self, utterance: str, ctx: AnnotationContext) -> TutorAct:
         # the words, not their layout: markdown headings, bullets, bold and "Step N:" labels are no cues
         text = plain_text(utterance)
         if not check_wellformed(text).ok:
             return self.malformed_act(text, ctx)
-        # ASCII text (nearly every turn) is read lower-cased by the case-sensitive twins of the patterns: the same
-        # matches, faster (see _twin); any other text by the patterns as written
-        lower = text.isascii()
+        # A turn of ASCII and caseless symbols (nearly every turn) is read lower-cased by the case-sensitive twins of
+        # the cue patterns and by one pass of the lexicons' phrase index: the same matches, faster (see _twin,
+        # PhraseIndex, readable); any other text by the patterns as written
+        lower = readable(text)
         s, cues = (text.lower(), _LOWERED) if lower else (text, _AS_WRITTEN)
+        found = self._phrases.scan(s) if lower and self._phrases is not None else None
         words = _content_words(text)  # shared by the rules below (each would compute the same set)
         normed = _norm(text)
         ends = bool(cues.end.search(s))
@@ -280,7 +282,7 @@ class Annotator:
         if strategy is None and is_question and cues.follow_up.search(s):
             strategy = "follow_up_question"
 
-        target_kc, kc_disciplines = self._topic(s, lower, words, ctx)
+        target_kc, kc_disciplines = self._topic(s, found, words, ctx)
         quoted_kc, quoted_level, quoted_mis = self._quoted(normed)
         if quoted_kc is None and not self._has_content(text, words):
             target_kc = None  # topic words strung together teach nothing: no component is being worked on
@@ -288,7 +290,7 @@ class Annotator:
             target_kc = quoted_kc
             if quoted_kc not in self._kc_discipline or self._kc_discipline[quoted_kc] not in kc_disciplines:
                 kc_disciplines = kc_disciplines + (self._kc_discipline[quoted_kc],)
-        disciplines = self._disciplines(s if lower else text.lower(), lower, kc_disciplines, target_kc)
+        disciplines = self._disciplines(s if lower else text.lower(), found, kc_disciplines, target_kc)
         topic_discipline = self._kc_discipline.get(target_kc or "", self.main_discipline)
         bridge = self._quoted_bridge(normed)
         if bridge is not None:
@@ -296,7 +298,7 @@ class Annotator:
         elif quoted_kc is not None:
             linked = None  # quoted material on one component is not a transfer, whatever words it uses
         else:
-            linked = self._linked_discipline(s, lower)
+            linked = self._linked_discipline(s, found)
         other = [d for d in disciplines if d != topic_discipline]
         if linked and linked not in disciplines:
             disciplines = disciplines + (linked,)
@@ -337,7 +339,7 @@ class Annotator:
             target_kc=target_kc,
             reveals_answer=bool(revealed),
             revealed_items=revealed,
-            addresses_misconception=quoted_mis or self._misconception(s, lower, words),
+            addresses_misconception=quoted_mis or self._misconception(s, found, words),
             is_question=is_question,
             ends_session=ends,
         )
@@ -378,14 +380,18 @@ class Annotator:
                 kept.append(iid)
         return tuple(kept)
 
-    def _topic(self, text: str, lower: bool, words: frozenset[str],
+    def _topic(self, text: str, phrases: Found | None, words: frozenset[str],
                ctx: AnnotationContext) -> tuple[str | None, tuple[str, ...]]:
-        # (target KC, the disciplines of every KC named) of ``text``, lower-cased ASCII when ``lower``
+        # (target KC, the disciplines of every KC named) of ``text``; ``phrases``: its scan by the phrase index, or
+        # None (then the patterns read it)
         best, best_hits, found = None, 0, []
-        for kc_id, discipline, pat, name_pat in (self._kc_twins if lower else self._kc_patterns):
-            hits = len(pat.findall(text)) if pat is not None else 0
-            if name_pat is not None and name_pat.search(text):
-                hits += 3  # naming the component outright is the strongest signal of the topic
+        for kc_id, discipline, pat, name_pat, lexicon in self._kc_patterns:
+            if phrases is not None:
+                hits = phrases.count(lexicon) + 3 * phrases.search(lexicon + 1)
+            else:
+                hits = len(pat.findall(text)) if pat is not None else 0
+                if name_pat is not None and name_pat.search(text):
+                    hits += 3  # naming the component outright is the strongest signal of the topic
             if hits:
                 found.append(discipline)
                 # Prefer the KC in focus on ties: a dialogue stays on a topic unless moved.
@@ -426,26 +432,28 @@ class Annotator:
         words = self._statement_words & words
         return len(numbers) >= 2 or len(words) >= 3
 
-    def _disciplines(self, lowered: str, lower: bool, kc_disciplines: tuple[str, ...],
+    def _disciplines(self, lowered: str, phrases: Found | None, kc_disciplines: tuple[str, ...],
                      target_kc: str | None) -> tuple[str, ...]:
-        # ``lowered``: the lower-cased turn, ASCII when ``lower`` (then the lexicon's twins read it)
+        # ``lowered``: the lower-cased turn; ``phrases``: its scan by the phrase index, or None
         found = list(kc_disciplines)
-        for d, pat in (self._discipline_twins if lower else self._discipline_patterns).items():
-            if d not in found and pat is not None and pat.search(lowered):
+        for d, pat, lexicon in self._discipline_patterns:
+            if d not in found and (phrases.search(lexicon) if phrases is not None
+                                   else pat is not None and pat.search(lowered)):
                 found.append(d)
         if not found:
             found.append(self._kc_discipline.get(target_kc or "", self.main_discipline))
         return tuple(found)
 
-    def _linked_discipline(self, text: str, lower: bool) -> str | None:
-        for _kc, discipline, pat in (self._link_twins if lower else self._link_patterns):
-            if pat is not None and pat.search(text):
+    def _linked_discipline(self, text: str, phrases: Found | None) -> str | None:
+        for _kc, discipline, pat, lexicon in self._link_patterns:
+            if phrases.search(lexicon) if phrases is not None else pat is not None and pat.search(text):
                 return discipline
         return None
 
-    def _misconception(self, text: str, lower: bool, words: frozenset[str]) -> str | None:
-        for mid, _kc, pat in (self._mis_twins if lower else self._mis_patterns):
-            if pat is not None and len(pat.findall(text)) >= 2:
+    def _misconception(self, text: str, phrases: Found | None, words: frozenset[str]) -> str | None:
+        for mid, _kc, pat, lexicon in self._mis_patterns:
+            if (phrases.count(lexicon) if phrases is not None else len(pat.findall(text)) if pat is not None
+                    else 0) >= 2:
                 return mid
         if len(words) >= 4:
             for mid, cx_words in self._counterexamples:
@@ -468,36 +476,48 @@ def answer_key(item: Item) -> AnswerKey:
 @functools.lru_cache(maxsize=256)  # one per distinct lexicon: a family's or lesson's, whatever numbers were drawn
 def _lexicon(kcs: tuple[tuple[str, str, str, tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]], ...],
              misconceptions: tuple[tuple[str, str, tuple[str, ...]], ...]) -> tuple:
-    """The patterns an :class:`Annotator` reads a task's words with, from what they depend on: each KC's (id,
-    discipline, name, keywords, links as (discipline, their keywords, or the bridge when they have none)) and each
-    misconception's (id, KC, keywords). (KC patterns and their twins, link patterns and twins, misconception patterns and twins, the topic's
-    words, each KC's discipline.) Shared by the annotators of every task with that lexicon; read-only."""
+    """What an :class:`Annotator` reads a task's words with, from what it depends on: each KC's (id, discipline,
+    name, keywords, links as (discipline, their keywords, or the bridge when they have none)) and each
+    misconception's (id, KC, keywords). Shared by the annotators of every task with that lexicon; read-only.
+
+    (KC entries ``(id, discipline, keywords pattern, name pattern, lexicon)`` — the name's lexicon is the next
+    one —, link entries ``(KC, discipline, pattern, lexicon)``, misconception entries ``(id, KC, pattern,
+    lexicon)``, discipline entries ``(discipline, pattern, lexicon)``, the :class:`PhraseIndex` of every lexicon
+    (None when a phrase is not ASCII), the topic's words, each KC's discipline.)
+    """
+    lexicons: list[tuple[str, ...]] = []
+
+    def lexicon(phrases: tuple[str, ...]) -> int:
+        lexicons.append(phrases)
+        return len(lexicons) - 1
+
     # A KC is the topic when the turn uses its keywords, its name, or the words of its misconceptions.
     mis_words: dict[str, tuple[str, ...]] = {}
     for _mid, kc_id, keywords in misconceptions:
         mis_words[kc_id] = mis_words.get(kc_id, ()) + keywords
-    kc_patterns = tuple((kc_id, discipline, _phrase_re(keywords + mis_words.get(kc_id, ())), _phrase_re((name,)))
-                        for kc_id, discipline, name, keywords, _links in kcs)
-    link_patterns = tuple((kc_id, link_discipline, _phrase_re(phrases))
-                          for kc_id, _d, _n, _k, links in kcs for link_discipline, phrases in links)
-    mis_patterns = tuple((mid, kc_id, _phrase_re(keywords)) for mid, kc_id, keywords in misconceptions if keywords)
+    kc_entries = []
+    for kc_id, discipline, name, keywords, _links in kcs:
+        phrases = keywords + mis_words.get(kc_id, ())
+        kc_entries.append((kc_id, discipline, _phrase_re(phrases), _phrase_re((name,)), lexicon(phrases)))
+        lexicon((name,))
+    links = tuple((kc_id, link_discipline, _phrase_re(phrases), lexicon(phrases))
+                  for kc_id, _d, _n, _k, kc_links in kcs for link_discipline, phrases in kc_links)
+    mis = tuple((mid, kc_id, _phrase_re(keywords), lexicon(keywords))
+                for mid, kc_id, keywords in misconceptions if keywords)
+    disciplines = tuple((d, _phrase_re(ws), lexicon(ws)) for d, ws in DISCIPLINE_WORDS.items())
+    try:
+        index: PhraseIndex | None = PhraseIndex(lexicons)
+    except ValueError:  # a phrase the index cannot read as the pattern does: the patterns read every turn
+        index = None
     topic_words = frozenset(w for _id, _d, name, keywords, _l in kcs for phrase in (*keywords, name)
                             for w in _content_words(phrase)) | frozenset(
         w for _mid, _kc, keywords in misconceptions for phrase in keywords for w in _content_words(phrase))
-    # the twins of the lexicon patterns, for lower-cased ASCII text (see _twin)
-    return (kc_patterns, tuple((kc, d, _twin_of(pat), _twin_of(name)) for kc, d, pat, name in kc_patterns),
-            link_patterns, tuple((kc, d, _twin_of(pat)) for kc, d, pat in link_patterns),
-            mis_patterns, tuple((mid, kc, _twin_of(pat)) for mid, kc, pat in mis_patterns),
-            topic_words, {kc_id: discipline for kc_id, discipline, *_rest in kcs})
+    return (tuple(kc_entries), links, mis, disciplines, index, topic_words,
+            {kc_id: discipline for kc_id, discipline, *_rest in kcs})
 
 
 def _phrase_re(phrases: Sequence[str]) -> re.Pattern[str] | None:
     return _compiled(tuple(phrases))
-
-
-@functools.lru_cache(maxsize=4096)  # tasks repeat across episodes: compile each twin once
-def _twin_of(pattern: re.Pattern[str] | None) -> re.Pattern[str] | None:
-    return _twin(pattern)
 
 
 @functools.lru_cache(maxsize=4096)  # tasks repeat across episodes: compile each lexicon once
@@ -506,11 +526,6 @@ def _compiled(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
     if not cleaned:
         return None
     return re.compile(r"(?<![a-z])(?:" + "|".join(re.escape(p) for p in cleaned) + r")", re.IGNORECASE)
-
-
-# the disciplines' own words, as written and as twins (the same for every task)
-_DISCIPLINE_PATTERNS = {d: _phrase_re(ws) for d, ws in DISCIPLINE_WORDS.items()}
-_DISCIPLINE_TWINS = {d: _twin_of(pat) for d, pat in _DISCIPLINE_PATTERNS.items()}
 
 
 _STOP = frozenset(

@@ -1,4 +1,6 @@
-"""The annotator reads ASCII turns lower-cased with case-sensitive twins of its patterns: the same acts."""
+"""The annotator reads ASCII turns (and turns whose other characters are caseless symbols) lower-cased, with
+case-sensitive twins of its cue patterns and one pass of its phrase index: the same acts as the patterns as
+written."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import pytest
 
 from tutorzoo.envs import annotate
 from tutorzoo.envs.annotate import AnnotationContext, Annotator
+from tutorzoo.envs.phrase_index import readable
 from tutorzoo.envs.tasks import get_task_set
 
 # mixed case on purpose: the twins see these lower-cased, the patterns as written see them as they are
@@ -23,6 +26,9 @@ UTTERANCES = {
     "misconception": "Some people ADD THE DENOMINATORS too: 1/2 + 1/3 = 2/5. Why is that not right?",
     "encourage": "Great job, Keep Going! You're on the right track.",
     "map": "On a MAP of the river, the Scale is a ratio. What does the scale mean?",
+    "symbols": "So 3 × 4 = 12 and 12 ÷ 6 = 2 — Think: is ADDING Fractions like 1/2 + 1/3 − 1/6 the same?",
+    "quotes": "That’s the “common Denominator” idea: Ratio and Area are other topics… in Physics too.",
+    "units": "A square of 3 m² has Area 3 m²; at 20 °C, what FRACTION of 1/4 is 1/8?",
 }
 
 
@@ -32,10 +38,9 @@ def task():
 
 
 def _as_written(ann: Annotator) -> Annotator:
-    """The same annotator reading every turn with the patterns as written (no case-sensitive twin)."""
+    """The same annotator reading every turn with the patterns as written (no phrase index)."""
     slow = Annotator.for_task(ann.task)
-    slow._kc_twins, slow._link_twins = slow._kc_patterns, slow._link_patterns
-    slow._mis_twins, slow._discipline_twins = slow._mis_patterns, slow._discipline_patterns
+    slow._phrases = None
     return slow
 
 
@@ -43,8 +48,9 @@ def _as_written(ann: Annotator) -> Annotator:
 @pytest.mark.parametrize("student_spoke_last", [False, True])
 def test_twins_read_ascii_turns_as_the_patterns_as_written(task, monkeypatch, name, student_spoke_last):
     text = UTTERANCES[name]
-    assert text.isascii()
+    assert readable(text)
     fast = Annotator.for_task(task)
+    assert fast._phrases is not None
 
     def ctx() -> AnnotationContext:
         return AnnotationContext(focus_kc=task.knowledge_components[0].id, previous_disciplines=("math",),
@@ -66,3 +72,4 @@ def test_twins_are_case_sensitive_and_non_ascii_turns_keep_the_patterns_as_writt
                        AnnotationContext(focus_kc=None, previous_disciplines=("math",)))
     assert act.strategy == "scenario_question"
     assert "physics" in act.disciplines
+
