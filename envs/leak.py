@@ -193,9 +193,8 @@ _COUNT_AFTER_RE = re.compile(rf"\s+(?:{_COUNTED_NOUNS})\b", re.IGNORECASE)
 _COMPOUND_AFTER_RE = re.compile(r"-[A-Za-z]")
 
 
-def _value_mentions(text: str) -> tuple[NumberMention, ...]:
-    """The number mentions of ``text`` that state values (offsets index ``normalise_math(text)``)."""
-    t = normalise_math(text)
+def _value_mentions(t: str) -> tuple[NumberMention, ...]:
+    """The number mentions of ``t`` (a text as :func:`normalise_math` leaves it) that state values."""
     out = []
     for m in number_mentions(t):
         if m.value.denominator == 1 and _LABEL_BEFORE_RE.search(t, max(0, m.start - _LABEL_WINDOW), m.start):
@@ -358,10 +357,10 @@ def find_leaks(
         ('option_letter',)
     """
     # a list's numbers ("1. …", "2) …") and headings are layout, not values (chat models number their points)
-    utterance, history = plain_text(utterance), tuple(plain_text(h) for h in history)
+    utterance = plain_text(utterance)
     given = _givens(tuple(givens))
     t = normalise_math(utterance)
-    mentions = tuple(m for m in _value_mentions(utterance) if not _restates_givens(m, given))
+    mentions = tuple(m for m in _value_mentions(t) if not _restates_givens(m, given))
     words = f" {normalise_text(utterance, strip_article=False)} "
     # _mention_matches against every mention, as three look-ups: a value stated exactly, a percent key's bare
     # number, and (rarely) a rounded decimal; keyed by _key, as hashing a Fraction costs a modular inverse
@@ -388,7 +387,7 @@ def find_leaks(
                     hit.add(target.kind)
                     continue
                 if split_values is None:
-                    split_values = _split_values(utterance, history)
+                    split_values = _split_values(utterance, tuple(plain_text(h) for h in history))
                 if any(same_number(v, False, value, percent) for v in split_values):
                     hit.add("split")
             elif f" {target.words} " not in given.text and f" {target.words} " in words:
