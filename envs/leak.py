@@ -361,7 +361,7 @@ def find_leaks(
     given = _givens(tuple(givens))
     t = normalise_math(utterance)
     mentions = tuple(m for m in _value_mentions(t) if not _restates_givens(m, given))
-    words = f" {normalise_text(utterance, strip_article=False)} "
+    words: str | None = None  # the utterance's words, made when a key has a target in words
     # _mention_matches against every mention, as three look-ups: a value stated exactly, a percent key's bare
     # number, and (rarely) a rounded decimal; keyed by _key, as hashing a Fraction costs a modular inverse
     stated = frozenset(_key(m.value) for m in mentions)
@@ -390,8 +390,11 @@ def find_leaks(
                     split_values = _split_values(utterance, tuple(plain_text(h) for h in history))
                 if any(same_number(v, False, value, percent) for v in split_values):
                     hit.add("split")
-            elif f" {target.words} " not in given.text and f" {target.words} " in words:
-                hit.add(target.kind)
+            elif f" {target.words} " not in given.text:
+                if words is None:
+                    words = f" {normalise_text(utterance, strip_article=False)} "
+                if f" {target.words} " in words:
+                    hit.add(target.kind)
         if key.option_letter and _letter_leak(t, key.option_letter):
             hit.add("option_letter")
         if hit:
