@@ -385,7 +385,8 @@ _LATEX = tuple((re.compile(p), r) for p, r in (
 ))
 
 
-def plain_text(text: str) -> str:
+@functools.lru_cache(maxsize=8)  # a tutor turn is made plain by the annotator, the leak detector, the reader
+def plain_text(text: str) -> str:  # and the student, one after the other: once
     """``text`` without the markdown an LLM writes (emphasis, headings, list bullets and numbers, step labels such
     as "**Step 2:**", a table's row numbers and rules) and with its LaTeX as plain text (``\\(\\frac{3}{4}\\)`` is
     3/4, ``\\times`` is ×)."""
