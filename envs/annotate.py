@@ -112,12 +112,12 @@ _L2 = _cue(r"explain", r"how", r"describe", r"in your own words", r"what does .{
 # This module's string literals are part of the well-formedness vocabulary (envs/wellformed.py): the notes on
 # the fast path below are comments, so that they change no verdict.
 #
-# _twin(pattern) is ``pattern`` without IGNORECASE, to run on lower-cased ASCII text. Every pattern of this module
-# is written in lower case, and on ASCII text lower-casing changes no length or position, so the twin finds in
-# text.lower() exactly what ``pattern`` finds in ``text``, about 2.5x faster (a case-insensitive pattern cannot
-# use the regex engine's literal-prefix scan). A pattern that is not ASCII itself (a lexicon word with a long s
-# would match an ASCII s ignoring case) is its own twin: ignoring case, it matches lower-cased ASCII text exactly
-# where it matches the text.
+# _twin(pattern) is ``pattern`` without IGNORECASE, to run on lower-cased readable text (ASCII and the caseless
+# symbols of envs/phrase_index.py). Every pattern of this module is written in lower case, and on such text
+# lower-casing changes no length or position, so the twin finds in text.lower() exactly what ``pattern`` finds in
+# ``text``, about 2.5x faster (a case-insensitive pattern cannot use the regex engine's literal-prefix scan). A
+# pattern that is not ASCII itself (a lexicon word with a long s would match an ASCII s ignoring case) is its own
+# twin: ignoring case, it matches lower-cased readable text exactly where it matches the text.
 @overload
 def _twin(pattern: re.Pattern[str]) -> re.Pattern[str]: ...
 @overload
@@ -128,7 +128,7 @@ def _twin(pattern: re.Pattern[str] | None) -> re.Pattern[str] | None:
     return re.compile(pattern.pattern, pattern.flags & ~re.IGNORECASE)
 
 
-# The utterance-level patterns, as written (for any text) or as twins (for lower-cased ASCII text).
+# The utterance-level patterns, as written (for any text) or as twins (for lower-cased readable text).
 @dataclass(frozen=True)
 class _Cues:
     end: re.Pattern[str]
@@ -473,18 +473,16 @@ def answer_key(item: Item) -> AnswerKey:
     return AnswerKey(item_id=item.id, value=item.answer)
 
 
+# _lexicon: what an Annotator reads a task's words with, from what it depends on: each KC's (id, discipline, name,
+# keywords, links as (discipline, their keywords, or the bridge when they have none)) and each misconception's (id,
+# KC, keywords); shared by the annotators of every task with that lexicon, read-only. It gives the KC entries (id,
+# discipline, keywords pattern, name pattern, lexicon; the name's lexicon is the next one), the link entries (KC,
+# discipline, pattern, lexicon), the misconception entries (id, KC, pattern, lexicon), the discipline entries
+# (discipline, pattern, lexicon), the PhraseIndex of every lexicon (None when it refuses a phrase), the topic's
+# words and each KC's discipline. (Comments, not a docstring: this module's strings are well-formedness vocabulary.)
 @functools.lru_cache(maxsize=256)  # one per distinct lexicon: a family's or lesson's, whatever numbers were drawn
 def _lexicon(kcs: tuple[tuple[str, str, str, tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]], ...],
              misconceptions: tuple[tuple[str, str, tuple[str, ...]], ...]) -> tuple:
-    """What an :class:`Annotator` reads a task's words with, from what it depends on: each KC's (id, discipline,
-    name, keywords, links as (discipline, their keywords, or the bridge when they have none)) and each
-    misconception's (id, KC, keywords). Shared by the annotators of every task with that lexicon; read-only.
-
-    (KC entries ``(id, discipline, keywords pattern, name pattern, lexicon)`` — the name's lexicon is the next
-    one —, link entries ``(KC, discipline, pattern, lexicon)``, misconception entries ``(id, KC, pattern,
-    lexicon)``, discipline entries ``(discipline, pattern, lexicon)``, the :class:`PhraseIndex` of every lexicon
-    (None when a phrase is not ASCII), the topic's words, each KC's discipline.)
-    """
     lexicons: list[tuple[str, ...]] = []
 
     def lexicon(phrases: tuple[str, ...]) -> int:
