@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, fields
 from typing import overload
 
 from tutorzoo.envs.acts import TutorAct
-from tutorzoo.envs.leak import AnswerKey, find_leaks
+from tutorzoo.envs.leak import AnswerKey, LeakDetector
 from tutorzoo.envs.phrase_index import Found, PhraseIndex, readable
 from tutorzoo.envs.reading.normalise import plain_text
 from tutorzoo.envs.tasks.base import Item, Task
@@ -230,6 +230,7 @@ class Annotator:
         self.task = task
         self.answer_keys = tuple(answer_keys)
         self.givens = tuple(givens)
+        self._leaks = LeakDetector(self.answer_keys, self.givens)
         # Post-test items the tutor never saw: their answer counts as stated only together with the item (two
         # numbers of its stem, or four of its content words), so that an unrelated worked
         # example whose result happens to equal a hidden item's answer is not a leak.
@@ -328,7 +329,7 @@ class Annotator:
         if not ctx.previous_disciplines:  # the first turn brings nothing in relative to nothing
             transfer = len(disciplines) >= 2
 
-        leaks = find_leaks(text, self.answer_keys, givens=self.givens, history=ctx.tutor_history)
+        leaks = self._leaks.find(text, ctx.tutor_history)
         revealed = self._in_context(text, leaks.item_ids, words)
         return TutorAct(
             intent=intent,
@@ -350,7 +351,7 @@ class Annotator:
         Its disciplines are the previous turn's, so it neither brings a discipline in nor resets the chain for
         the next turn's transfer; an answer it states is still a leak, and ``[END]`` still ends the session.
         """
-        leaks = find_leaks(text, self.answer_keys, givens=self.givens, history=ctx.tutor_history)
+        leaks = self._leaks.find(text, ctx.tutor_history)
         revealed = self._in_context(text, leaks.item_ids, _content_words(text))
         return TutorAct(
             intent="check_understanding",

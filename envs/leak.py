@@ -55,7 +55,7 @@ from tutorzoo.envs.reading.numbers import (
     same_number,
 )
 
-__all__ = ["KINDS", "AnswerKey", "LeakReport", "evaluate", "find_leaks", "main"]
+__all__ = ["KINDS", "AnswerKey", "LeakDetector", "LeakReport", "evaluate", "find_leaks", "main"]
 
 KINDS = ("final", "intermediate", "option_letter", "option_text", "split")
 
@@ -356,9 +356,33 @@ def find_leaks(
         >>> find_leaks("Why might option (B) be the one?", [AnswerKey("q2", "Zero", option_letter="B")]).kinds
         ('option_letter',)
     """
+    return LeakDetector(keys, givens).find(utterance, history)
+
+
+class LeakDetector:
+    """:func:`find_leaks` for fixed ``keys`` and ``givens`` (an episode's), which it reads once: ``find`` then
+    checks each utterance.
+
+    Example::
+
+        detector = LeakDetector([AnswerKey("q1", "5/6")], givens=["1/2 + 1/3"])
+        detector.find("So the sum is ten twelfths.").leaked      # True
+    """
+
+    def __init__(self, keys: Sequence[AnswerKey], givens: Sequence[str] = ()) -> None:
+        self.keys, self.givens = tuple(keys), tuple(givens)
+        self._targets = tuple((key, _targets(key)) for key in self.keys)
+        self._given = _givens(self.givens)
+
+    def find(self, utterance: str, history: Sequence[str] = ()) -> LeakReport:
+        """Which of the keys ``utterance`` gives away, ``history`` being the speaker's turns before it."""
+        return _find(utterance, self._targets, self._given, history)
+
+
+def _find(utterance: str, keyed: tuple[tuple[AnswerKey, tuple[_Target, ...]], ...], given: _Givens,
+          history: Sequence[str]) -> LeakReport:
     # a list's numbers ("1. …", "2) …") and headings are layout, not values (chat models number their points)
     utterance = plain_text(utterance)
-    given = _givens(tuple(givens))
     t = normalise_math(utterance)
     mentions = tuple(m for m in _value_mentions(t) if not _restates_givens(m, given))
     words: str | None = None  # the utterance's words, made when a key has a target in words
@@ -370,9 +394,9 @@ def find_leaks(
     split_values: set[Fraction] | None = None
     item_ids: list[str] = []
     kinds: set[str] = set()
-    for key in keys:
+    for key, targets in keyed:
         hit: set[str] = set()
-        for target in _targets(key):
+        for target in targets:
             if target.kind in hit:
                 continue
             if target.number is not None:
