@@ -37,11 +37,13 @@ def operations(rel: str, sides: list[Node]) -> set[str]:
             ops.add("convert")
     if any(leaf.dim == "speed" for leaf in leaves) or {"time", "length"} <= {leaf.dim for leaf in leaves}:
         ops.add("speed")
-    fractions = [n for s in sides for n in subtrees(s) if is_fraction(n)]
-    negs = any(n.op == "neg" for s in sides for n in subtrees(s)) or any(
+    trees = [list(subtrees(s)) for s in sides]  # each side's sub-trees, walked once for every test below
+    nodes = [n for tree in trees for n in tree]
+    fractions = [n for n in nodes if is_fraction(n)]
+    negs = any(n.op == "neg" for n in nodes) or any(
         (constant_of(s) or 0) < 0 for s in sides)
-    for s in sides:
-        for n in subtrees(s):
+    for s, tree in zip(sides, trees, strict=True):
+        for n in tree:
             if n.op in "+-" and n.op != "neg" and len(n.op) == 1:
                 if is_fraction(n.lhs) and is_fraction(n.rhs):
                     like = n.lhs.rhs.value == n.rhs.rhs.value
@@ -78,11 +80,10 @@ def operations(rel: str, sides: list[Node]) -> set[str]:
     if rel == "=" and len(sides) == 2 and all(s.op == "num" and not s.dim for s in sides) and any(
             is_decimal(s) for s in sides) and decimal_places(sides[0]) != decimal_places(sides[1]):
         ops.add("dec_equiv")  # "0.5 = 0.50": a zero after the last digit changes nothing
-    if any(getattr(leaf, "text", "").endswith("%") for leaf in leaves) or any(n.op == "pct" for s in sides
-                                                                             for n in subtrees(s)):
+    if any(getattr(leaf, "text", "").endswith("%") for leaf in leaves) or any(n.op == "pct" for n in nodes):
         ops.add("percent")
     if any(n.op == "+" and n.paren and n.lhs.op == "*" and n.lhs.rhs.op == "num" and n.lhs.rhs.value == 10
-           for s in sides for n in subtrees(s)):
+           for n in nodes):
         ops.add("place")  # (7 * 10 + 11): tens and ones
     if rel == "=" and not ops and {"*"} & set().union(*(op_set(s) for s in sides)):
         ops.add("multiply")
