@@ -1,4 +1,4 @@
-"""Many lexicons' phrases found in one pass over a lower-cased ASCII text.
+"""Many lexicons' phrases found in one pass over a lower-cased text.
 
 A lexicon of the annotator is a set of lower-case phrases, matched at the start of a word and as a prefix of what
 follows (``fraction`` matches "fractions"): the regular expression ``(?<![a-z])(?:p1|p2|…)`` with the phrases longest
@@ -11,10 +11,10 @@ is that walk, and gives each lexicon's matches as the regular expression would:
 - :meth:`Found.count` is ``len(pattern.findall(text))``: from left to right, at each place the longest phrase of
   the lexicon that matches there, the next match starting after it.
 
-For lower-cased text of ASCII and :data:`CASELESS` characters (:func:`readable`), against the lexicons' patterns
-case-sensitive when the phrases are ASCII and case-insensitive (``re.IGNORECASE``) when not: there the two agree.
-A phrase with another character never matches such a text, and is left out, unless the character is one
-case-insensitive matching equates with an ASCII letter (the long s, the dotless i, the Kelvin sign): then the index
+It reads lower-cased text of ASCII and :data:`CASELESS` characters (:func:`readable`), and finds there what the
+annotator's patterns find: their case-sensitive twins for ASCII phrases, the case-insensitive patterns themselves
+for others. A lower-cased phrase with a character outside those never matches such a text and is left out, unless
+case-insensitive matching equates the character with an ASCII letter (the long s, the dotless i): then the index
 refuses the lexicons (``ValueError``) and its caller keeps the regular expressions.
 
 Example::
