@@ -36,7 +36,7 @@ from typing import overload
 
 from tutorzoo.envs.acts import TutorAct
 from tutorzoo.envs.leak import AnswerKey, LeakDetector
-from tutorzoo.envs.phrase_index import Found, PhraseIndex, readable
+from tutorzoo.envs.phrase_index import Found, PhraseIndex, cleaned, readable
 from tutorzoo.envs.reading.normalise import plain_text
 from tutorzoo.envs.tasks.base import Item, Task
 from tutorzoo.envs.wellformed import check as check_wellformed
@@ -521,10 +521,10 @@ def _phrase_re(phrases: Sequence[str]) -> re.Pattern[str] | None:
 
 @functools.lru_cache(maxsize=4096)  # tasks repeat across episodes: compile each lexicon once
 def _compiled(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
-    cleaned = sorted({p.strip().lower() for p in phrases if p and p.strip()}, key=len, reverse=True)
-    if not cleaned:
+    longest_first = sorted(cleaned(phrases), key=len, reverse=True)
+    if not longest_first:
         return None
-    return re.compile(r"(?<![a-z])(?:" + "|".join(re.escape(p) for p in cleaned) + r")", re.IGNORECASE)
+    return re.compile(r"(?<![a-z])(?:" + "|".join(re.escape(p) for p in longest_first) + r")", re.IGNORECASE)
 
 
 _STOP = frozenset(

@@ -41,6 +41,12 @@ _CASED = re.compile(f"[^\\x00-\\x7f{CASELESS}]")
 _ASCII_LETTER = re.compile("[a-z]", re.IGNORECASE)  # (also the characters IGNORECASE equates with one)
 
 
+def cleaned(phrases: Sequence[str]) -> frozenset[str]:
+    """The phrases a lexicon matches: each stripped and lower-cased, blank ones dropped (the annotator's patterns
+    and the index read a lexicon through this one rule)."""
+    return frozenset(p.strip().lower() for p in phrases if p and p.strip())
+
+
 def readable(text: str) -> bool:
     """Whether ``text`` is of ASCII and :data:`CASELESS` characters only: lower-cased, the index (and a pattern's
     case-sensitive twin) reads it as the pattern reads it as written."""
@@ -76,7 +82,7 @@ class PhraseIndex:
     def __init__(self, lexicons: Sequence[Sequence[str]]) -> None:
         root: dict = {}
         for lexicon, phrases in enumerate(lexicons):
-            for phrase in {p.strip().lower() for p in phrases if p and p.strip()}:
+            for phrase in cleaned(phrases):
                 if not readable(phrase):
                     if any(_ASCII_LETTER.fullmatch(ch) for ch in _CASED.findall(phrase)):
                         raise ValueError(f"phrase {phrase!r} has a character IGNORECASE equates with an ASCII letter")
@@ -119,4 +125,4 @@ class PhraseIndex:
         return Found(spans)
 
 
-__all__ = ["CASELESS", "Found", "PhraseIndex", "readable"]
+__all__ = ["CASELESS", "Found", "PhraseIndex", "cleaned", "readable"]

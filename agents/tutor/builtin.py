@@ -14,7 +14,7 @@ from tutorzoo.envs.acts import TutorAct
 from tutorzoo.envs.annotate import END_MARKER
 from tutorzoo.envs.content import ContentReader
 from tutorzoo.envs.labels import INTENTS, STRATEGIES
-from tutorzoo.envs.leak import AnswerKey, find_leaks
+from tutorzoo.envs.leak import AnswerKey, LeakDetector
 from tutorzoo.envs.spaces import ACT_NVEC, decode_tutor_features
 from tutorzoo.envs.tasks.base import KnowledgeComponent, Task
 
@@ -207,13 +207,13 @@ class SocraticTutor(ActTutor):
     def speak(self, act: TutorAct, task: Task, misconception: str | None, info: dict) -> str:
         keys = [AnswerKey(item_id=r["item_id"], value=r["answer"]) for r in info.get("pretest", [])]
         keys.append(AnswerKey(item_id="task", value=task.answer))
-        givens = (task.statement,)
+        leaks = LeakDetector(keys, givens=(task.statement,))  # the keys read once for every try below
         if act.intent == "summarize":
             # the task's own summary may state the answer: summarise the ideas instead
             covered = [task.kc(k) for k in self._successes] or list(task.knowledge_components)
             ideas = " ".join(k.explanation.split(". ")[0].rstrip(".") + "." for k in covered[:3])
             text = f"To summarize what we worked on: {ideas} {END_MARKER}"
-            if not find_leaks(text, keys, givens=givens).leaked:
+            if not leaks.find(text).leaked:
                 return text
             return f"To summarize: we worked on {', '.join(k.name.lower() for k in covered)}. {END_MARKER}"
         for attempt in range(4):
@@ -230,7 +230,7 @@ class SocraticTutor(ActTutor):
                 context = kc.contexts[0] if kc.contexts else task.statement
                 text = (f"Consider this scenario: you said that {mis.belief[:1].lower() + mis.belief[1:]} "
                         f"Think of {context[:1].lower() + context[1:].rstrip('.')}. Does that idea still work there?")
-            if not find_leaks(text, keys, givens=givens).leaked:
+            if not leaks.find(text).leaked:
                 return text
             # the material for this act happens to contain an answer: ask for the student's reasoning instead
             act = _act("guide_reasoning", "follow_up_question", act.guidance_level,
@@ -241,7 +241,7 @@ class SocraticTutor(ActTutor):
         facts = kc.facts or tuple(x for x in re.split(r"(?<=[.!?])\s+", kc.explanation) if x)
         for text in (*(f"About {kc.name.lower()}: {q.text}" for q in kc.questions),
                      *(f"{fact} Why is that so?" for fact in facts)):
-            if not find_leaks(text, keys, givens=givens).leaked:
+            if not leaks.find(text).leaked:
                 return text
         return f"What would be your first step with {kc.name.lower()}? Why?"
 
