@@ -18,13 +18,20 @@ left padding.
   caller's torch random state is untouched.
   ``generate_many`` takes one config per conversation (each as its own call), and inside the engine's lockstep
   rounds (:mod:`tutorzoo.envs.lockstep`) the requests of every episode in flight go out as one batch.
-- **Prefill row by row, decode in batches**: each prompt's keys and values (all but its generation prompt, or
-  all but its last token when a prompt of the batch does not end with it) are computed alone, with the causal
-  kernel over its own tokens, and laid out left-padded in one cache with room reserved for the reply; ``generate``
-  then decodes the whole batch from there. A padded batch's own prefill attends over the longest prompt's square
-  for every row through a mask, which on lockstep episodes' prompts (hundreds of tokens of varied length) costs
-  more per row than one prompt alone; the decoding steps are what batching saves. The batch's cache buffers are
-  kept from one call to the next (as big as the largest batch's cache), so a call does not fault in fresh memory.
+- **Prefill in packed passes, decode in batches**: each prompt's keys and values (all but its generation prompt,
+  or all but its last token when a prompt of the batch does not end with it) are computed with the causal kernel
+  over its own tokens, and laid out left-padded in one cache with room reserved for the reply; ``generate`` then
+  decodes the whole batch from there. The prompts' chunks (see the prefix cache) go in waves, the next chunk of
+  every prompt in one forward pass with the rows' tokens side by side: the matrix products run on all of them at
+  once, and each row attends to its own past and tokens only, through the SDPA call a pass over it alone makes.
+  A row gets the same bits whatever is packed beside it (each pass is padded to ``PACK_ALIGN`` tokens, since on
+  CPUs a matrix product over one to five rows gives other bits than over more): the backend checks this once on a
+  probe, with the model's own attention on long chunks, and where it fails (most GPUs, sliding-window or other
+  attention, a model whose attention cannot be set) every chunk is a forward pass of its own. A padded batch's
+  own prefill would attend over the longest prompt's square for every row through a mask, which on lockstep
+  episodes' prompts (hundreds of tokens of varied length) costs more per row than each prompt alone. The batch's
+  cache buffers are kept from one call to the next (as big as the largest batch's cache), so a call does not fault
+  in fresh memory.
 - **Prefix cache**: a conversation's next prompt repeats its last one, so the keys and values of prompt chunks are
   kept (:mod:`~tutorzoo.agents.backends.prefix_cache`, ``prefix_cache_tokens`` of them, by default as many as
   1 GiB holds; ``0`` turns it off) and a prompt computes only the chunks after the longest stored run of its own.
@@ -65,9 +72,10 @@ import contextlib
 import functools
 import math
 import threading
-from dataclasses import replace
+from array import array
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -86,6 +94,11 @@ ROLES = ("system", "user", "assistant")
 _CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
 _DEFAULT_CONTEXT = 2048
 PREFIX_CACHE_BYTES = 1 << 30  # the prefix cache's default bound: as many tokens as 1 GiB of keys and values holds
+ROWS_ATTENTION = "tutorzoo_rows"  # the attention of packed prefill passes (_rows_attention), SDPA otherwise
+PACK_ALIGN = 8  # a packed pass's tokens are padded to a multiple of this
+PACK_TOKENS = 8192  # chunk tokens per packed pass at most (a longer chunk has a pass of its own)
+States = list[tuple[torch.Tensor, torch.Tensor]]  # one (keys, values) pair [1, heads, tokens, head_dim] per layer
+_NO_MASK = torch.ones(1, 1, 1, 1, dtype=torch.bool)  # a packed pass's model-wide mask: the rows mask themselves
 
 
 def _pick_device(device: str | None) -> torch.device:
@@ -197,6 +210,10 @@ class HFBackend:
             except (OSError, ValueError) as exc:
                 raise ConfigError(f"cannot load adapter {adapter!r} onto {where}: {exc}") from None
         self.model = model.to(self.device).eval()
+        if getattr(self.model.config, "_attn_implementation", None) == "sdpa" and \
+                self.model._can_set_attn_implementation():
+            _register_rows_attention()  # SDPA, and packed prefill passes (see _packs_rows)
+            self.model.set_attn_implementation(ROWS_ATTENTION)
         self.context_length = max_context or _context_length(self.model, self.tokenizer)
         self.eos_ids: tuple[int, ...] = self.renderer.stop_ids
         self._plain_cache = True  # until a prefill shows otherwise (see _prefill_rows)
@@ -303,11 +320,11 @@ class HFBackend:
         return replies
 
     def _prefill_rows(self, prompts: list[list[int]], width: int, room: int) -> Any | None:
-        """The key/value cache of every prompt but its generation prompt (or its last token), each row computed
-        alone and left-padded to ``width - tail`` positions, with room reserved for the tail and ``room`` reply
-        tokens (a step past the room copies the whole cache); ``generate`` then starts
-        from the last ``tail`` prompt tokens of every row: the generation prompt's when every prompt ends with it,
-        else the last token.
+        """The key/value cache of every prompt but its generation prompt (or its last token), each row's keys and
+        values computed as :meth:`_prefill_prompts` does and left-padded to ``width - tail`` positions, with room
+        reserved for the tail and ``room`` reply tokens (a step past the room copies the whole cache); ``generate``
+        then starts from the last ``tail`` prompt tokens of every row: the generation prompt's when every prompt
+        ends with it, else the last token.
 
         A padded batch's prefill attends over ``width x width`` positions per row through an explicit mask, while
         one row alone runs the causal kernel over its own length: on the prompts of lockstep episodes (hundreds of
@@ -323,18 +340,17 @@ class HFBackend:
         ends_with_suffix = bool(suffix) and all(len(p) > len(suffix) and tuple(p[-len(suffix):]) == suffix
                                                 for p in prompts)
         tail = len(suffix) if ends_with_suffix else 1
+        computed = self._prefill_prompts([(prompt, len(prompt) - tail) for prompt in prompts])
+        if computed is None:
+            return None
         reserved_layer = _reserved_layer_class()
-        layers: list[Any] = []
-        for row, prompt in enumerate(prompts):
-            states = self._prefill_row(prompt, len(prompt) - tail)
-            if states is None:
-                return None
-            if not layers:
-                # the reply's tokens after the last ``tail`` prompt tokens, which ``generate`` computes first
-                shapes = [(len(prompts), keys.shape[1], width + room, keys.shape[3]) for keys, _ in states]
-                buffers = self._take_buffers(shapes, states[0][0])
-                layers = [reserved_layer(keys, values, len(prompts), width - tail, tail + room, pair)
-                          for (keys, values), pair in zip(states, buffers, strict=True)]
+        first = computed[0]
+        # the reply's tokens after the last ``tail`` prompt tokens, which ``generate`` computes first
+        shapes = [(len(prompts), keys.shape[1], width + room, keys.shape[3]) for keys, _ in first]
+        buffers = self._take_buffers(shapes, first[0][0])
+        layers = [reserved_layer(keys, values, len(prompts), width - tail, tail + room, pair)
+                  for (keys, values), pair in zip(first, buffers, strict=True)]
+        for row, states in enumerate(computed):
             for reserved, (keys, values) in zip(layers, states, strict=True):
                 reserved.put(row, keys[0], values[0])
         from transformers.cache_utils import DynamicCache
@@ -342,6 +358,139 @@ class HFBackend:
         batched = DynamicCache()
         batched.layers = list(layers)
         return batched
+
+    def _prefill_prompts(self, rows: list[tuple[list[int], int]]) -> list[States] | None:
+        """Keys and values ``[1, heads, cached, head_dim]`` per layer of each ``prompt[:cached]``, chunk by chunk
+        through the prefix cache (one chunk, the whole, when it is off); None when the model's cache is not plain.
+
+        The rows go in waves: the next chunk of every row that has one, computed together (:meth:`_passes`), and
+        rows whose tokens up to that chunk's end are the same share one computation of it."""
+        header, store = self._assistant_header, self.prefix_cache
+        plans: list[_Plan] = []
+        for prompt, cached in rows:
+            if self.prefix_cache_tokens == 0:
+                plans.append(_Plan(prompt, [], 0, None, [cached]))
+                continue
+            ends = chunk_ends(prompt, cached, header, self.eos_ids)
+            found = store.lookup(prompt, ends, len(header))
+            start = ends[len(found) - 1] if found else 0
+            states = None
+            if found:
+                states = [(torch.cat([chunk[i][0] for chunk in found], dim=2),
+                           torch.cat([chunk[i][1] for chunk in found], dim=2)) for i in range(len(found[0]))]
+            todo = [end for end in ends if end > start] + ([cached] if cached > max(ends, default=0) else [])
+            plans.append(_Plan(prompt, ends, start, states, todo))
+        while waiting := [plan for plan in plans if plan.todo]:
+            shared: dict[bytes, list[_Plan]] = {}  # the same tokens up to the chunk's end: the same keys and values
+            for plan in waiting:
+                shared.setdefault(_token_key(plan.prompt[:plan.todo[0]]), []).append(plan)
+            groups = list(shared.values())
+            computed = self._passes([(g[0].prompt, g[0].start, g[0].todo[0], g[0].states) for g in groups])
+            if computed is None:
+                return None
+            for group, states in zip(groups, computed, strict=True):
+                lead = group[0]
+                start, end = lead.start, lead.todo[0]
+                if end in lead.ends:
+                    store.put(lead.prompt, start, end, [(k[:, :, start:end].clone(), v[:, :, start:end].clone())
+                                                        for k, v in states], len(header))
+                store.computed(end - start)
+                store.shared((end - start) * (len(group) - 1))
+                for plan in group:
+                    plan.states, plan.start = states, end
+                    plan.todo.pop(0)
+        for plan in plans:
+            store.touch(plan.prompt, plan.ends, len(header))
+        assert all(plan.states is not None for plan in plans)  # cached >= 1: a pass ran or a chunk was found
+        return [plan.states for plan in plans]  # type: ignore[misc]
+
+    def _passes(self, rows: list[tuple[list[int], int, int, States | None]]) -> list[States] | None:
+        """Keys and values of ``prompt[:end]`` per ``(prompt, start, end, keys and values of prompt[:start])``:
+        packed passes of many rows (:func:`_rows_attention`) when the model's layers take them bit for bit
+        (:attr:`_packs_rows`), else one forward pass per row on top of its past; None when the model's cache is not
+        plain."""
+        if self._packs_rows:
+            out: list[States] = []
+            batch: list[tuple[list[int], int, int, States | None]] = []
+            for row in rows:
+                if batch and sum(end - start for _, start, end, _ in batch) + row[2] - row[1] > PACK_TOKENS:
+                    out += self._packed_pass(batch)
+                    batch = []
+                batch.append(row)
+            return out + self._packed_pass(batch)
+        computed = []
+        for prompt, start, end, past in rows:
+            states = self._pass_alone(prompt, start, end, past)
+            if states is None:
+                return None
+            computed.append(states)
+        return computed
+
+    def _pass_alone(self, prompt: list[int], start: int, end: int, past: States | None) -> States | None:
+        """Keys and values of ``prompt[:end]`` from one forward pass over ``prompt[start:end]`` on top of ``past``
+        (those of ``prompt[:start]``), through the model's own attention and cache; None when that cache is not
+        plain."""
+        from transformers.cache_utils import DynamicCache
+
+        kwargs: dict[str, Any] = {}
+        if past is not None:
+            # the past enters a pass as one contiguous tensor per layer, whether it was stored or computed by the
+            # pass before: the same pass on the same bits
+            cache = DynamicCache()
+            cache.layers = [_filled_layer(k.contiguous(), v.contiguous()) for k, v in past]
+            kwargs[self._cache_key] = cache
+        last_only = {"logits_to_keep": 1} if "logits_to_keep" in self._forward_args else {}  # no logits needed
+        out = self.model(input_ids=torch.tensor([prompt[start:end]], dtype=torch.long, device=self.device),
+                         use_cache=True, **last_only, **kwargs)
+        return self._plain_states(out)
+
+    def _packed_pass(self, rows: list[tuple[list[int], int, int, States | None]]) -> list[States]:
+        """One forward pass of the model's decoder over every row's ``prompt[start:end]`` side by side, each row
+        attending to its own past and tokens only (:func:`_rows_attention`), padded to a multiple of
+        ``PACK_ALIGN`` tokens."""
+        ids: list[int] = []
+        positions: list[int] = []
+        spans: list[tuple[int, int]] = []
+        for prompt, start, end, _ in rows:
+            spans.append((len(ids), len(ids) + end - start))
+            ids += prompt[start:end]
+            positions += range(start, end)
+        pad = -len(ids) % PACK_ALIGN
+        ids += [self.tokenizer.pad_token_id] * pad
+        positions += range(pad)
+        packed = _PackedRows(spans, [past for *_, past in rows])
+        self.model.get_decoder()(
+            input_ids=torch.tensor([ids], dtype=torch.long, device=self.device),
+            position_ids=torch.tensor([positions], dtype=torch.long, device=self.device),
+            attention_mask=_NO_MASK.to(self.device), use_cache=False, packed_rows=packed)
+        return packed.states()
+
+    @functools.cached_property
+    def _packs_rows(self) -> bool:
+        """Whether packed passes give each row the same bits whatever rows are packed beside it, and the bits of the
+        model's own attention: checked once on a probe of four rows (two on a past, one of them a single token),
+        packed together and each alone, and the three long ones against the model's own pass over them. The
+        kernels' results may depend on the shapes they run on (a matrix product's on its row count: on this
+        project's CPUs only for one to five rows, which the padding to ``PACK_ALIGN`` tokens rules out; on most
+        GPUs for any), and a model's attention may do more than attend causally (sliding windows, sinks): then
+        every row is a pass of its own, through the model's own attention."""
+        if self.model.config._attn_implementation != ROWS_ATTENTION or not self._plain_cache:
+            return False
+        vocab = int(self.model.get_input_embeddings().num_embeddings)
+        ids = [(7919 * i + 13) % vocab for i in range(1, 120)]
+        try:
+            with torch.inference_mode():
+                past = self._pass_alone(ids, 0, 41, None)
+                if past is None:
+                    return False
+                rows = [(ids, 0, 41, None), (ids[::-1], 0, 77, None), (ids, 41, 119, past), (ids, 41, 42, past)]
+                together = self._packed_pass(rows)
+                alone = [self._packed_pass([row])[0] for row in rows]
+                own = [self._pass_alone(*row) for row in rows[:3]]
+        except Exception:  # an attention the packed rows do not support (see _rows_attention)
+            return False
+        return all(_same_states(a, b) for a, b in zip(alone, together, strict=True)) and \
+            all(o is not None and _same_states(o, a) for o, a in zip(own, alone, strict=False))
 
     def _take_buffers(self, shapes: list[tuple[int, int, int, int]],
                       like: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -364,49 +513,6 @@ class HFBackend:
         if len(pairs) == len(cache.layers):
             with self._buffer_lock:
                 self._spare_buffers = pairs
-
-    def _prefill_row(self, prompt: list[int], cached: int) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
-        """Keys and values ``[1, heads, cached, head_dim]`` per layer of ``prompt[:cached]``, chunk by chunk through
-        the prefix cache (one pass over the whole when it is off); None when the model's cache is not plain."""
-        last_only = {"logits_to_keep": 1} if "logits_to_keep" in self._forward_args else {}  # no logits needed
-        if self.prefix_cache_tokens == 0:
-            out = self.model(input_ids=torch.tensor([prompt[:cached]], dtype=torch.long, device=self.device),
-                             use_cache=True, **last_only)
-            return self._plain_states(out)
-        from transformers.cache_utils import DynamicCache
-
-        header, store = self._assistant_header, self.prefix_cache
-        ends = chunk_ends(prompt, cached, header, self.eos_ids)
-        found = store.lookup(prompt, ends, len(header))
-        start = ends[len(found) - 1] if found else 0
-        states: list[tuple[torch.Tensor, torch.Tensor]] | None = None
-        if found:
-            states = [(torch.cat([chunk[i][0] for chunk in found], dim=2), torch.cat([chunk[i][1] for chunk in found],
-                                                                                     dim=2))
-                      for i in range(len(found[0]))]
-        stored = set(ends)
-        todo = [end for end in ends if end > start] + ([cached] if cached > max(ends, default=0) else [])
-        for end in todo:
-            kwargs: dict[str, Any] = {}
-            if states is not None:
-                # the past enters a pass as one contiguous tensor per layer, whether it was stored or computed by
-                # the pass before: the same pass on the same bits
-                past = DynamicCache()
-                past.layers = [_filled_layer(k.contiguous(), v.contiguous()) for k, v in states]
-                kwargs[self._cache_key] = past
-            out = self.model(input_ids=torch.tensor([prompt[start:end]], dtype=torch.long, device=self.device),
-                             use_cache=True, **last_only, **kwargs)
-            states = self._plain_states(out)
-            if states is None:
-                return None
-            if end in stored:
-                store.put(prompt, start, end, [(k[:, :, start:end].clone(), v[:, :, start:end].clone())
-                                               for k, v in states], len(header))
-            start = end
-        store.touch(prompt, ends, len(header))
-        store.computed(cached - (ends[len(found) - 1] if found else 0))
-        assert states is not None  # cached >= 1: at least one pass ran or a chunk was found
-        return states
 
     def _plain_states(self, out: Any) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
         """The per-layer keys and values of a forward pass's cache; None (and no more asking) when its layers are
@@ -583,6 +689,83 @@ class _RowSampler:
         picked = torch.searchsorted(cdf, target, right=True)
         out = torch.full_like(scores, float("-inf"), dtype=torch.float32)
         return out.scatter_(-1, picked, 0.0)
+
+
+@dataclass
+class _Plan:
+    """A prompt's prefill: its chunk ends, the keys and values of ``prompt[:start]`` so far, the ends to compute."""
+
+    prompt: list[int]
+    ends: list[int]
+    start: int
+    states: States | None
+    todo: list[int]
+
+
+class _PackedRows:
+    """The rows of a packed pass: each row's span of the pass's tokens and its past; collects each row's keys and
+    values (past and span) per layer."""
+
+    def __init__(self, spans: list[tuple[int, int]], pasts: list[States | None]) -> None:
+        self.spans, self.pasts = spans, pasts
+        self._layers: list[dict[int, tuple[torch.Tensor, torch.Tensor]]] = [{} for _ in spans]
+
+    def keep(self, row: int, layer: int, keys: torch.Tensor, values: torch.Tensor) -> None:
+        self._layers[row][layer] = (keys, values)
+
+    def states(self) -> list[States]:
+        return [[layers[i] for i in sorted(layers)] for layers in self._layers]
+
+
+def _rows_attention(module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                    attention_mask: torch.Tensor | None, packed_rows: _PackedRows | None = None,
+                    **kwargs: Any) -> tuple[torch.Tensor, None]:
+    """transformers' SDPA attention; in a packed pass (``packed_rows``), each row's tokens attend to its own past
+    and, causally, to its own tokens, through the very SDPA call a pass over that row alone makes (no mask on a
+    first chunk or a single token, else the causal mask over past and chunk); the padding's output is zeros."""
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    if packed_rows is None:
+        return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+    if kwargs.get("sliding_window") is not None:
+        raise NotImplementedError("packed rows attend to their whole past: no sliding window")
+    layer = cast(int, module.layer_idx)
+    outputs = []
+    for row, (start, end) in enumerate(packed_rows.spans):
+        keys, values = key[:, :, start:end], value[:, :, start:end]
+        past = packed_rows.pasts[row]
+        mask = None
+        if past is None:
+            keys, values = keys.contiguous(), values.contiguous()
+        else:
+            keys, values = torch.cat([past[layer][0], keys], dim=2), torch.cat([past[layer][1], values], dim=2)
+            if end - start > 1:
+                mask = torch.ones(end - start, keys.shape[2], dtype=torch.bool, device=query.device).tril(
+                    keys.shape[2] - (end - start))[None, None]
+        packed_rows.keep(row, layer, keys, values)
+        outputs.append(sdpa_attention_forward(module, query[:, :, start:end], keys, values, mask, **kwargs)[0])
+    pad = query.shape[2] - packed_rows.spans[-1][1]
+    if pad:
+        outputs.append(query.new_zeros(query.shape[0], pad, query.shape[1], query.shape[3]))
+    return torch.cat(outputs, dim=1), None
+
+
+@functools.cache
+def _register_rows_attention() -> None:
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+
+    AttentionInterface.register(ROWS_ATTENTION, _rows_attention)
+    AttentionMaskInterface.register(ROWS_ATTENTION, sdpa_mask)
+
+
+def _same_states(a: States, b: States) -> bool:
+    return len(a) == len(b) and all(torch.equal(ka, kb) and torch.equal(va, vb)
+                                    for (ka, va), (kb, vb) in zip(a, b, strict=True))
+
+
+def _token_key(ids: list[int]) -> bytes:
+    return array("q", ids).tobytes()
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:

@@ -134,6 +134,12 @@ class PrefixCache:
         with self._lock:
             self.misses += tokens
 
+    def shared(self, tokens: int) -> None:
+        """Count ``tokens`` a caller neither found here nor computed: another prompt's computation of the same
+        tokens, in the same batch, served them (for hit rates, as hits)."""
+        with self._lock:
+            self.hits += tokens
+
     def clear(self) -> None:
         """Drop every chunk and zero the counts."""
         with self._lock:

@@ -104,8 +104,8 @@ def test_a_turn_served_from_the_store_gets_the_keys_values_and_reply_computed_an
     earlier, _ = warm.encode(turns(played[-1]), config.max_new_tokens)
     before = warm.prefix_cache.hits
     with torch.inference_mode():
-        warm_states = warm._prefill_row(ids, cached)
-        cold_states = cold._prefill_row(ids, cached)
+        [warm_states] = warm._prefill_prompts([(ids, cached)])
+        [cold_states] = cold._prefill_prompts([(ids, cached)])
     # the earlier prompt came from the store; the rest, one chunk or several, was computed
     assert warm.prefix_cache.hits - before == len(earlier) - len(warm._generation_suffix)
     assert cold.prefix_cache.hits == 0
@@ -168,6 +168,7 @@ def test_chat_families_reuse_the_last_turn_and_reply_as_computed_anew(
     earlier, _ = warm.encode(turns(2), 6)
     [again] = warm.generate([turns(3)], config)
     assert warm._plain_cache is plain
+    assert warm._packs_rows is plain  # packed prefill passes give these families' rows their own bits
     if plain:  # the whole earlier prompt but its generation prompt came from the store
         assert warm.prefix_cache.hits >= len(earlier) - len(warm._generation_suffix)
         assert warm._generation_suffix[:len(warm._assistant_header)] == warm._assistant_header != ()
