@@ -25,11 +25,12 @@ a third of the bound and more.
 
 ``--hf`` plays the tiny offline model as tutor (``hf:``) and student (``llm:hf:``) batched (``--in-flight``
 episodes in lockstep) and one episode at a time, each from empty prefix caches (the backends' stores of prompt
-keys and values), and prints the speed-up (goal >= 4x) and the share of prompt tokens the caches served. Every run
-is also checked against sequential play of its first ``--check`` episodes: the records must be identical.
+keys and values), and prints the speed-up (goal >= 4x) and the share of prompt tokens the caches served; both modes
+run on ``--threads`` torch CPU threads (by default torch's own count, the machine's cores, as the backend has it).
+Every run is also checked against sequential play of its first ``--check`` episodes: the records must be identical.
 
     python benchmarks/endpoint_throughput.py [--episodes 32] [--in-flight 32] [--latency 0.25] [--max-turns 4]
-                                             [--hf [--threads 1] [--max-new-tokens 24]] [--check 4] [--repeat 3]
+                                             [--hf [--threads N] [--max-new-tokens 24]] [--check 4] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -224,14 +225,16 @@ def endpoint(episodes: int, in_flight: int, latency: float, max_turns: int, chec
 
 
 def hf(episodes: int, in_flight: int, max_turns: int, check: int, max_new_tokens: int,
-       threads: int = 1) -> dict[str, Any]:
+       threads: int | None = None) -> dict[str, Any]:
     """The tiny model as tutor and student: batched in lockstep vs one episode at a time."""
     from tutorzoo.train.tiny_model import build_tiny_model
 
     specs = make_specs(episodes, max_turns)
     with tempfile.TemporaryDirectory() as tmp:
         model = str(build_tiny_model(tmp, seed=0))
-        options = {"threads": threads, "batch_size": in_flight, "max_new_tokens": max_new_tokens}
+        options: dict[str, Any] = {"batch_size": in_flight, "max_new_tokens": max_new_tokens}
+        if threads is not None:  # else torch's own default, as the backend has it
+            options["threads"] = threads
         tutor = make_tutor(f"hf:{model}", **options)
         make_student = make_student_factory(f"llm:hf:{model}", **options)
         # one backend when both seats ask for the same model with the same options (make_backend shares it)
@@ -264,12 +267,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--check", type=int, default=4, help="episodes replayed one at a time to compare records")
     parser.add_argument("--hf", action="store_true", help="the tiny HF model instead of the endpoint")
     parser.add_argument("--max-new-tokens", type=int, default=24, help="reply cap of the HF runs")
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads of the HF runs (both modes)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch CPU threads of the HF runs (both modes); default: torch's (the machine's cores)")
     parser.add_argument("--repeat", type=int, default=3,
                         help="endpoint runs (and fixed-cost runs) per seat; the fastest of each are reported")
     args = parser.parse_args(argv)
     for name in ("episodes", "in_flight", "max_turns", "max_new_tokens", "repeat", "threads"):
-        if getattr(args, name) < 1:
+        if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     if args.latency < 0 or args.check < 0:
         parser.error("--latency and --check must be >= 0")
@@ -277,7 +281,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         r = hf(args.episodes, args.in_flight, args.max_turns, args.check, args.max_new_tokens, args.threads)
         reused = (f"{r['reused'][0]:.0%} (one backend for both seats)" if r["shared"] else
                   f"tutor {r['reused'][0]:.0%}, student {r['reused'][1]:.0%}")
-        threads = f"{args.threads} thread" + "s" * (args.threads > 1)
+        import torch
+
+        count = torch.get_num_threads()
+        threads = f"{count} thread" + "s" * (count > 1) + (" (torch's default)" if args.threads is None else "")
         print(f"hf tiny, tutor + llm student, {args.episodes} episodes, {threads}: batched x{args.in_flight} "
               f"{r['batched_s']:.2f}s, one at a time {r['sequential_s']:.2f}s, speed-up {r['speedup']:.2f}x "
               f"(goal >= 4x); identical records: {r['identical']}; failures: {r['failures']}; prompt tokens from "

@@ -7,8 +7,8 @@ left padding.
 
 - **Device and dtype**: ``cuda`` with ``bfloat16`` (``float16`` on GPUs without bf16) when a GPU is present,
   else ``cpu`` with ``float32``; ``device``/``dtype`` override (``"mps"``, ``"float16"``, ``"auto"`` = the
-  checkpoint's dtype). ``threads`` sets torch's CPU threads (process-wide): one thread is fastest for a tiny
-  model, or whenever other processes share the cores.
+  checkpoint's dtype). ``threads`` sets torch's CPU threads (process-wide; torch's default is the machine's
+  cores): one thread is best whenever other processes share the cores.
 - **Sampling**: per call from :class:`GenerationConfig`: greedy when ``temperature == 0``, else temperature and
   top-p sampling (top-k off, so the call's settings are the whole story, as with an API); ``max_new_tokens``
   caps the reply; ``stop`` strings end it (the stop string is cut from the text).
