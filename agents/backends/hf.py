@@ -470,10 +470,10 @@ class HFBackend:
         """Whether packed passes give each row the same bits whatever rows are packed beside it, and the bits of the
         model's own attention: checked once on a probe of four rows (two on a past, one of them a single token),
         packed together and each alone, and the three long ones against the model's own pass over them. The
-        kernels' results may depend on the shapes they run on (a matrix product's on its row count: on this
-        project's CPUs only for one to five rows, which the padding to ``PACK_ALIGN`` tokens rules out; on most
-        GPUs for any), and a model's attention may do more than attend causally (sliding windows, sinks): then
-        every row is a pass of its own, through the model's own attention."""
+        kernels' results may depend on the shapes they run on (a matrix product's on its row count: on the x86-64
+        CPU with MKL this was measured on, only for one to five rows, which the padding to ``PACK_ALIGN`` tokens
+        rules out; on most GPUs for any), and a model's attention may do more than attend causally (sliding
+        windows, sinks): then every row is a pass of its own, through the model's own attention."""
         if self.model.config._attn_implementation != ROWS_ATTENTION or not self._plain_cache:
             return False
         vocab = int(self.model.get_input_embeddings().num_embeddings)
