@@ -25,9 +25,10 @@ left padding.
   every prompt in one forward pass with the rows' tokens side by side: the matrix products run on all of them at
   once, and each row attends to its own past and tokens only, through the SDPA call a pass over it alone makes.
   A row gets the same bits whatever is packed beside it (each pass is padded to ``PACK_ALIGN`` tokens, since on
-  CPUs a matrix product over one to five rows gives other bits than over more): the backend checks this once on a
-  probe, with the model's own attention on long chunks, and where it fails (most GPUs, sliding-window or other
-  attention, a model whose attention cannot be set) every chunk is a forward pass of its own. A padded batch's
+  the CPU this was measured on a matrix product over one to five rows gives other bits than over more): the
+  backend checks this once on a probe, with the model's own attention on long chunks, and where it fails (kernels
+  whose bits depend on the rows beside, sliding-window or other attention, a model whose attention cannot be set)
+  every chunk is a forward pass of its own. A padded batch's
   own prefill would attend over the longest prompt's square for every row through a mask, which on lockstep
   episodes' prompts (hundreds of tokens of varied length) costs more per row than each prompt alone. The batch's
   cache buffers are kept from one call to the next (as big as the largest batch's cache), so a call does not fault
@@ -472,7 +473,7 @@ class HFBackend:
         packed together and each alone, and the three long ones against the model's own pass over them. The
         kernels' results may depend on the shapes they run on (a matrix product's on its row count: on the x86-64
         CPU with MKL this was measured on, only for one to five rows, which the padding to ``PACK_ALIGN`` tokens
-        rules out; on most GPUs for any), and a model's attention may do more than attend causally (sliding
+        rules out; elsewhere it may for any count), and a model's attention may do more than attend causally (sliding
         windows, sinks): then every row is a pass of its own, through the model's own attention."""
         if self.model.config._attn_implementation != ROWS_ATTENTION or not self._plain_cache:
             return False
