@@ -211,10 +211,13 @@ class HFBackend:
             except (OSError, ValueError) as exc:
                 raise ConfigError(f"cannot load adapter {adapter!r} onto {where}: {exc}") from None
         self.model = model.to(self.device).eval()
-        if getattr(self.model.config, "_attn_implementation", None) == "sdpa" and \
-                self.model._can_set_attn_implementation():
-            _register_rows_attention()  # SDPA, and packed prefill passes (see _packs_rows)
-            self.model.set_attn_implementation(ROWS_ATTENTION)
+        if getattr(self.model.config, "_attn_implementation", None) == "sdpa":
+            # SDPA, and packed prefill passes (see _packs_rows); a transformers without the attention registries or
+            # a model whose attention cannot be set keeps its own, and every prefill pass is of one row
+            with contextlib.suppress(ImportError, AttributeError, ValueError):
+                _register_rows_attention()
+                if self.model._can_set_attn_implementation():
+                    self.model.set_attn_implementation(ROWS_ATTENTION)
         self.context_length = max_context or _context_length(self.model, self.tokenizer)
         self.eos_ids: tuple[int, ...] = self.renderer.stop_ids
         self._plain_cache = True  # until a prefill shows otherwise (see _prefill_rows)

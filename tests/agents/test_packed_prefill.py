@@ -107,3 +107,17 @@ def test_a_model_whose_packed_rows_differ_computes_each_row_alone(tiny_model_dir
     [result] = alone.generate([conversation], config)
     assert result.ok and not calls  # every pass of its own, through the model's own attention
     assert packed.generate([conversation], config)[0].ok and calls
+
+
+def test_a_transformers_without_the_attention_registries_keeps_the_models_attention(
+        tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tutorzoo.agents.backends.hf as hf
+
+    def missing() -> None:
+        raise ImportError("cannot import name 'AttentionMaskInterface'")
+
+    monkeypatch.setattr(hf, "_register_rows_attention", missing)
+    backend = HFBackend(str(tiny_model_dir), threads=1)
+    assert backend.model.config._attn_implementation == "sdpa" and not backend._packs_rows
+    assert backend.generate([[{"role": "user", "content": "What is 3/10 of 20?"}]],
+                            GenerationConfig(max_new_tokens=6))[0].ok
