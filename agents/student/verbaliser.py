@@ -74,10 +74,13 @@ def _read_templates(path: str) -> object:
 
 
 class _LazyFields(dict):
-    """Template fields; a missing one is computed (once) by ``make(key)`` when ``str.format_map`` asks for it
-    (``make`` raises KeyError for a key it does not know)."""
+    """Template fields, each computed (once) by ``make(key)`` when ``str.format_map`` first asks for it (``make``
+    raises KeyError for a key it does not know); a field set beforehand is used as set."""
 
-    make: Callable[[str], str]
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[str], str]) -> None:
+        self.make = make
 
     def __missing__(self, key: str) -> str:
         value = self[key] = self.make(key)
@@ -137,35 +140,39 @@ class TemplateVerbaliser:
     def _pick(options: tuple[str, ...] | list[str], rng: np.random.Generator) -> str:
         return options[int(rng.integers(len(options)))]
 
-    def _fields(self, plan_kc: str | None, mid: str | None, linked: str | None, other: str | None,
-                state: StudentState, rng: np.random.Generator) -> dict[str, str]:
-        kc = state.kcs.get(plan_kc) if plan_kc else None
-        steps = self._kc_steps(state, plan_kc)
-        m = state.misconceptions[mid] if mid is not None else None
-        fields = _LazyFields(
-            opening=state.task.opening_question,
-            kc=kc.name if kc else state.task.title,
-            steps=" ".join(steps[:2]),
-            answer=state.task.answer,
-            belief=m.belief if m else "",
-            wrong_steps=(" ".join(m.wrong_steps) or m.belief) if m else "",
-            other=other or "",
-        )
-        # Fields that draw from the rng are computed only when the chosen template uses them (on the hot path).
-        fields.make = partial(self._drawn_field, kc, steps, mid, other, state, rng)
-        return fields
+    def _fields(self, kc_id: str | None, mid: str | None, other: str | None, state: StudentState,
+                rng: np.random.Generator) -> _LazyFields:
+        """The fields of a template on component ``kc_id`` (misconception ``mid``, the discipline ``other`` of a
+        transfer): only those the chosen template names are computed, so only its drawn fields move the rng."""
+        return _LazyFields(partial(self._field, kc_id, mid, other, state, rng))
 
-    def _drawn_field(self, kc, steps: list[str], mid: str | None, other: str | None, state: StudentState,
-                     rng: np.random.Generator, key: str) -> str:
+    def _field(self, kc_id: str | None, mid: str | None, other: str | None, state: StudentState,
+               rng: np.random.Generator, key: str) -> str:
+        task = state.task
+        kc = state.kcs.get(kc_id) if kc_id else None
+        m = state.misconceptions[mid] if mid is not None else None
+        if key == "opening":
+            return task.opening_question
+        if key == "kc":
+            return kc.name if kc else task.title
+        if key == "steps":
+            return " ".join(self._kc_steps(state, kc_id)[:2])
+        if key == "answer":
+            return task.answer
+        if key == "belief":
+            return m.belief if m else ""
+        if key == "wrong_steps":
+            return (" ".join(m.wrong_steps) or m.belief) if m else ""
+        if key == "other":
+            return other or ""
         if key == "keyword":
-            return self._pick(kc.keywords, rng) if kc else state.task.title
+            return self._pick(kc.keywords, rng) if kc else task.title
         if key == "step":
-            return self._pick(steps, rng)
+            return self._pick(self._kc_steps(state, kc_id), rng)
         if key == "distraction":
             return self._pick(self.distractions, rng)
         if key == "wrong_value":
-            return (self._misconception_value(state, mid, rng) if mid is not None
-                    else nudge_answer(state.task.answer, rng))
+            return self._misconception_value(state, mid, rng) if mid is not None else nudge_answer(task.answer, rng)
         if key == "link_word":
             return self._link_word(kc, other, rng)
         raise KeyError(key)
@@ -196,7 +203,7 @@ class TemplateVerbaliser:
         if kind in ("correct", "higher_order") and plan.discipline_transfer:
             other = plan.disciplines[-1]
             kind += "_transfer"
-        fields = self._fields(plan.kc, plan.misconception, plan.linked_kc, other, state, rng)
+        fields = self._fields(plan.kc, plan.misconception, other, state, rng)
         core = self._pick(self.kinds[kind], rng).format_map(fields)
         verbosity = state.persona.verbosity
         parts = []
@@ -219,7 +226,7 @@ class TemplateVerbaliser:
         The reasoning reaches the stated answer with the item's own numbers (see the module docstring)."""
         verbosity = state.persona.verbosity
         shown = 1 if verbosity < 0.34 else 2 if verbosity < 0.67 else None  # None: every step
-        fields = self._fields(item.kcs[0], ans.misconception, None, None, state, rng)
+        fields = self._fields(item.kcs[0], ans.misconception, None, state, rng)
         kind = ans.how
         if kind == "known":
             steps = self._known_steps(item, state)
