@@ -165,7 +165,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -943,10 +943,10 @@ def copy_state(state: StudentState) -> StudentState:
                    voiced=set(state.voiced), said=set(state.said), memorised=dict(state.memorised))
 
 
-@dataclass(frozen=True, slots=True)
-class AnswerPath:
+class AnswerPath(NamedTuple):
     """One way of answering a test item: ``how`` as :class:`Answer`'s, the answer it gives (``None``: a wrong
-    answer drawn when taken), whether it is right, and its probability."""
+    answer drawn when taken), whether it is right, and its probability (a named tuple: every test item builds
+    several)."""
 
     how: str
     answer: str | None
