@@ -197,21 +197,15 @@ class Task(_Frozen):
         raise KeyError(f"task {self.id} has no knowledge component {kc_id!r}")
 
     def public_view(self) -> dict:
-        """What the tutor sees as ``info['task']`` (docs/design.md, "Public contract"), as plain JSON-able data."""
-        return {
-            "id": self.id,
-            "task_set": self.task_set,
-            "title": self.title,
-            "statement": self.statement,
-            "solution": list(self.solution),
-            "answer": self.answer,
-            "disciplines": list(self.disciplines),
-            "grade": self.grade,
-            "knowledge_components": [k.model_dump(mode="json") for k in self.knowledge_components],
-            "misconceptions": [m.model_dump(mode="json") for m in self.misconceptions],
-            "summary": self.summary,
-            "objectives": list(self.objectives),
-        }
+        """What the tutor sees as ``info['task']`` (docs/design.md, "Public contract"), as plain JSON-able data: every
+        field but the test items and the student's opening question, in field order."""
+        return self.model_dump(mode="json", include=_PUBLIC_TASK_FIELDS)
+
+
+_PUBLIC_TASK_FIELDS: set[str] = {  # model_dump's include is typed as a set
+    "id", "task_set", "title", "statement", "solution", "answer", "disciplines", "grade", "knowledge_components",
+    "misconceptions", "summary", "objectives",
+}
 
 
 class TaskSet(Protocol):
