@@ -1,16 +1,18 @@
 """A task's reading material (its components' computations and words, its propositions and their index, the match
-memo), built once per distinct set of texts (:func:`material_of`) and shared by the readers of every task with the
-same material (a math family's draws share theirs)."""
+memo, its practice questions' prompts, its cross-discipline links), built once per distinct set of texts
+(:func:`material_of`) and shared by the readers of every task with the same material (a math family's draws share
+theirs)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from tutorzoo.envs.reading.normalise import sentences
 from tutorzoo.envs.reading.numbers import no_digits
 from tutorzoo.envs.reading.operations import KC_OPERATIONS, operations_in
-from tutorzoo.envs.reading.propositions import closest_component, indexed, name_words
+from tutorzoo.envs.reading.propositions import closest_component, content_stems, indexed, name_words
 from tutorzoo.envs.tasks.base import Task
 
 
@@ -21,7 +23,8 @@ def _fingerprint(task: Task) -> tuple:
     parts = [task.task_set, task.id, task.summary, *task.solution]
     for k in kcs:
         parts += [k.id, k.name, *k.keywords, *k.facts, k.explanation, k.worked_example, *k.hints,
-                  *(link.bridge for link in k.links), *(q.text for q in k.questions),
+                  *(part for link in k.links for part in (link.discipline, link.bridge, *link.keywords)),
+                  *(q.text for q in k.questions),
                   *(q.expected or "" for q in k.questions)]
     for item in (*task.pretest, *task.posttest):
         parts += [item.stem, *item.kcs]
@@ -53,7 +56,8 @@ def material_of(task: Task) -> tuple:
 
 def _build_material(task: Task) -> tuple:
     """(component ids, their computations, their name words, misconceptions by component, the topic's words, the
-    components' names as a pattern, propositions, their stem index, the match memo, the sentence mask)."""
+    components' names as a pattern, propositions, their stem index, the match memo, the sentence mask, the practice
+    questions' prompts, the links' material)."""
     kc_ids = [k.id for k in task.knowledge_components]
     # the computations each component performs: the curriculum's table, or for a component it does not know
     # (a user's own task), the operations of the relations in its own worked example and explanation
@@ -99,5 +103,52 @@ def _build_material(task: Task) -> tuple:
     # same for every draw of the family, so they are built with the digits masked
     key = tuple((kc, mask(t), kind, mis) for kc, t, kind, mis in entries if "{" not in t)
     props, by_stem, matched = indexed(key, math, topic)
+    # the practice questions' prompts, read with their digits written 0 (every draw of a math task shares them)
+    prompts = _practice_prompts(tuple((k.id, _ANY_DIGIT.sub("0", q.text)) for k in task.knowledge_components
+                                      for q in k.questions))
+    # per cross-discipline link: its component, its discipline, its bridge's content stems and each of its keywords'
+    # stems
+    links = tuple((k.id, link.discipline, content_stems(no_digits(link.bridge))[0],
+                   tuple(kw for w in link.keywords if (kw := content_stems(w)[0])))
+                  for k in task.knowledge_components for link in k.links)
     # a math task's propositions hold no numbers: nor does their match
-    return kc_ids, kc_ops, kc_words, mis_by_kc, topic, names_re, props, by_stem, matched, mask
+    return kc_ids, kc_ops, kc_words, mis_by_kc, topic, names_re, props, by_stem, matched, mask, prompts, links
+
+
+WORD = re.compile(r"[a-z']+")  # a word of a lower-cased text (a prompt's opening words are compared in these)
+# a practice question's prompt: its component, content stems, place (question, sentence; -1: the whole question),
+# imperative opening words, and whether it is a whole question
+Prompt = tuple[str, frozenset[str], tuple[int, int], str | None, bool]
+_ANY_DIGIT = re.compile(r"\d")
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """The prompts of a lesson's practice questions, indexed by their content stems."""
+
+    entries: tuple[Prompt, ...]
+    by_stem: dict[str, tuple[int, ...]]  # stem -> the entries whose stems have it
+    wordless: tuple[int, ...]  # the entries with no content stem (numbers only: "What is 8.75 × 1000?")
+    stems: frozenset[str]  # every entry's stems
+
+
+def _practice_prompts(questions: tuple[tuple[str, str], ...]) -> Prompts:
+    """The prompts of practice ``questions`` (component, text with its digits written 0, so every draw of a math
+    task shares them): a question's sentences that ask, "…?", and its last, "Name two ways of protecting steel
+    from rust." (not the case it sets up first), and each question of two sentences or more whole; per entry, its
+    component, its content stems, its place, for a prompt in the imperative its opening words ("name two"), and
+    whether it is a whole question."""
+    out: list[Prompt] = []
+    for qi, (kc, question) in enumerate(questions):
+        parts = sentences(question)
+        places = [(i, part) for i, part in enumerate(parts) if part.rstrip().endswith("?") or i == len(parts) - 1]
+        for pi, text in places + ([(-1, question)] if len(parts) > 1 else []):
+            opening = " ".join(WORD.findall(text.lower())[:2])
+            out.append((kc, content_stems(no_digits(text))[0], (qi, pi),
+                        None if text.rstrip().endswith("?") else opening, pi < 0))
+    by_stem: dict[str, list[int]] = {}
+    for i, entry in enumerate(out):
+        for st in entry[1]:
+            by_stem.setdefault(st, []).append(i)
+    return Prompts(tuple(out), {st: tuple(ids) for st, ids in by_stem.items()},
+                   tuple(i for i, entry in enumerate(out) if not entry[1]), frozenset(by_stem))

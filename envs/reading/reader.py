@@ -13,7 +13,7 @@ import functools
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
 from typing import cast
 
@@ -58,7 +58,7 @@ from tutorzoo.envs.reading.frames import (
     quoted_claim,
 )
 from tutorzoo.envs.reading.matcher import match_proposition
-from tutorzoo.envs.reading.material import bounded, material_of
+from tutorzoo.envs.reading.material import WORD, bounded, material_of
 from tutorzoo.envs.reading.normalise import (
     CONVERT_ASKED,
     FILLER,
@@ -132,7 +132,7 @@ class ContentReader:
         # everything else depends on the task's words alone (in math, not on the draw's numbers): shared by the
         # readers of every task with the same material, found by a fingerprint of its texts
         (self.kc_ids, self._kc_ops, self._kc_words, self._mis_by_kc, self._topic, self._names, self.props,
-         self._by_stem, self._matched, self._mask) = material_of(task)
+         self._by_stem, self._matched, self._mask, self._bank, self._link_material) = material_of(task)
         self._ready = True
 
     def task_words(self, text: str) -> frozenset[str]:
@@ -159,12 +159,6 @@ class ContentReader:
     def _name_stems(self) -> dict[str, frozenset[str]]:
         """Per component, the stems of its name ("Order of operations": order, oper)."""
         return {k.id: content_stems(k.name)[0] for k in self.task.knowledge_components}
-
-    @functools.cached_property
-    def _bank(self) -> _Prompts:
-        """The prompts of the lesson's practice questions and each question of two sentences or more whole (see
-        :func:`_practice_prompts`)."""
-        return _practice_prompts(tuple((kc, _ANY_DIGIT_CHAR.sub("0", text)) for kc, text in self._questions))
 
     @functools.cached_property
     def _questions(self) -> tuple[tuple[str, str], ...]:
@@ -204,7 +198,7 @@ class ContentReader:
             if not asked:
                 if opening is None:
                     continue
-                words = " ".join(_WORD.findall(text.lower())) if words is None else words
+                words = " ".join(WORD.findall(text.lower())) if words is None else words
                 if not re.search(rf"\b{re.escape(opening)}\b", words):
                     continue
             numbers = stated_numbers(text) if numbers is None else numbers
@@ -413,14 +407,6 @@ class ContentReader:
             claims = self._contrasted(claims, norms, spoken)
         links = self._links_made(text)
         return Reading(tuple(claims), links) if claims or links else EMPTY
-
-    @functools.cached_property
-    def _link_material(self) -> tuple[tuple[str, str, frozenset[str], tuple[frozenset[str], ...]], ...]:
-        """Per cross-discipline link of the task: its component, its discipline, its bridge's content stems and
-        each of its keywords' stems."""
-        return tuple((k.id, link.discipline, content_stems(no_digits(link.bridge))[0],
-                      tuple(kw for w in link.keywords if (kw := content_stems(w)[0])))
-                     for k in self.task.knowledge_components for link in k.links)
 
     def _links_made(self, text: str) -> tuple[tuple[str, str], ...]:
         """The links the turn makes: it says most of the link's bridge (three fifths of its content stems) or uses
@@ -667,50 +653,8 @@ def _echo_question(question: str, before: str, vocabulary: frozenset[str],
     return own <= _ECHO_STEMS
 
 
-_WORD = re.compile(r"[a-z']+")
-
-
 # per material (by its propositions' identity): the propositions and their vocabulary (ContentReader._vocabulary)
 _VOCABULARIES: dict[int, tuple[tuple, frozenset[str]]] = {}
-
-# a practice question's prompt: its component, content stems, place (question, sentence; -1: the whole question),
-# imperative opening words, and whether it is a whole question
-_Prompt = tuple[str, frozenset[str], tuple[int, int], str | None, bool]
-_ANY_DIGIT_CHAR = re.compile(r"\d")
-
-
-@dataclass(frozen=True)
-class _Prompts:
-    """The prompts of a lesson's practice questions, indexed by their content stems."""
-
-    entries: tuple[_Prompt, ...]
-    by_stem: dict[str, tuple[int, ...]]  # stem -> the entries whose stems have it
-    wordless: tuple[int, ...]  # the entries with no content stem (numbers only: "What is 8.75 × 1000?")
-    stems: frozenset[str]  # every entry's stems
-
-
-@functools.lru_cache(maxsize=1024)
-def _practice_prompts(questions: tuple[tuple[str, str], ...]) -> _Prompts:
-    """The prompts of practice ``questions`` (component, text with its digits written 0, so every draw of a math
-    task shares them): a question's sentences that ask, "…?", and its last, "Name two ways of protecting steel
-    from rust." (not the case it sets up first), and each question of two sentences or more whole; per entry, its
-    component, its content stems, its place, for a prompt in the imperative its opening words ("name two"), and
-    whether it is a whole question."""
-    out: list[_Prompt] = []
-    for qi, (kc, question) in enumerate(questions):
-        parts = sentences(question)
-        places = [(i, part) for i, part in enumerate(parts) if part.rstrip().endswith("?") or i == len(parts) - 1]
-        for pi, text in places + ([(-1, question)] if len(parts) > 1 else []):
-            opening = " ".join(_WORD.findall(text.lower())[:2])
-            out.append((kc, content_stems(no_digits(text))[0], (qi, pi),
-                        None if text.rstrip().endswith("?") else opening, pi < 0))
-    by_stem: dict[str, list[int]] = {}
-    for i, entry in enumerate(out):
-        for st in entry[1]:
-            by_stem.setdefault(st, []).append(i)
-    return _Prompts(tuple(out), {st: tuple(ids) for st, ids in by_stem.items()},
-                    tuple(i for i, entry in enumerate(out) if not entry[1]), frozenset(by_stem))
-
 
 # a comma-set segment opening with one of these carries a clause of its own ("…, or does it break here?")
 _CLAUSE_OPENERS = frozenset({"or", "and", "but", "if", "when", "because", "since", "so", "then", "what", "why",
@@ -720,7 +664,7 @@ _CLAUSE_OPENERS = frozenset({"or", "and", "but", "if", "when", "because", "since
 def _address(segment: str, vocabulary: frozenset[str]) -> bool:
     """Whether a comma-set ``segment`` of a question is a form of address or a tag ("buddy", "my young friend",
     "champ"): at most three words, none of the task's material, none opening a clause."""
-    words = _WORD.findall(segment.lower())
+    words = WORD.findall(segment.lower())
     return 0 < len(words) <= 3 and words[0] not in _CLAUSE_OPENERS and not (content_stems(segment)[0] & vocabulary)
 
 
