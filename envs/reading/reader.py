@@ -264,7 +264,9 @@ class ContentReader:
         prev = ""
         prompts: set[int] = set()  # the questions set as a task in the imperative (ids of their claims)
         start = 0
+        words: set[str] = set()  # the turn's content stems (its sentences', read without their digits)
         for sent in sentences(text):
+            words |= content_stems(no_digits(sent))[0]
             # "Myth: heavy things sink.": a label before a colon frames what follows it
             framed = prev.endswith(":") and bool(REPORTED.search(prev))
             context, prev = prev, sent.rstrip()
@@ -405,15 +407,12 @@ class ContentReader:
         claims = answered_in_turn(claims, prompts)
         if self._pending:
             claims = self._contrasted(claims, norms, spoken)
-        links = self._links_made(text)
+        links = self._links_made(words)
         return Reading(tuple(claims), links) if claims or links else EMPTY
 
-    def _links_made(self, text: str) -> tuple[tuple[str, str], ...]:
-        """The links the turn makes: it says most of the link's bridge (three fifths of its content stems) or uses
-        two of its keywords (its only one, if it has one)."""
-        if not self._link_material:
-            return ()
-        stems = content_stems(no_digits(text))[0]
+    def _links_made(self, stems: set[str]) -> tuple[tuple[str, str], ...]:
+        """The links a turn of content stems ``stems`` makes: it says most of the link's bridge (three fifths of its
+        content stems) or uses two of its keywords (its only one, if it has one)."""
         return tuple((kc, disc) for kc, disc, bridge, keywords in self._link_material
                      if (bridge and 5 * len(bridge & stems) >= 3 * len(bridge))
                      or (keywords and sum(1 for kw in keywords if kw <= stems) >= min(2, len(keywords))))
