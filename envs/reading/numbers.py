@@ -342,9 +342,11 @@ def number_mentions(text: str) -> tuple[NumberMention, ...]:
         parsed = _match_value(m)
         if parsed is not None:
             found.append(NumberMention(m.group().strip(), parsed[0], parsed[1], parsed[2], m.start(), m.end()))
-    found = [_with_denominator_word(clean, m) for m in found]
-    found.extend(_word_mentions(clean, bare_one=False))
-    found.sort(key=lambda x: (x.start, x.end))
+    found = [_with_denominator_word(clean, m) for m in found]  # (in order: each match starts after the last)
+    words = _word_mentions(clean, bare_one=False)
+    if words:
+        found.extend(words)
+        found.sort(key=lambda x: (x.start, x.end))
     return tuple(found)
 
 
@@ -413,7 +415,11 @@ def normalise_math(text: str) -> str:
     Vulgar fractions spelt out ("1½" -> "1 1/2"), LaTeX spacing/delimiters blanked, ``\\boxed{}``/``\\text{}``
     unwrapped, a LaTeX thousands separator ``{,}`` made a comma.
     """
-    text = text.translate(_VULGAR_MAP).replace("\u2212", "−").replace("\u00a0", " ").replace("{,}", ",")
+    if not text.isascii():  # (a vulgar fraction and a no-break space are not ASCII)
+        text = text.translate(_VULGAR_MAP).replace("\u00a0", " ")
+    text = text.replace("{,}", ",")
+    if "\\" not in text:  # (every LaTeX form below starts with a backslash)
+        return text
     text = _LATEX_DROP_RE.sub(" ", text)
     while True:
         unwrapped = _LATEX_WRAP_RE.sub(r"\1", text)
