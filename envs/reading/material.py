@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tutorzoo.envs.reading.normalise import sentences
-from tutorzoo.envs.reading.numbers import no_digits
+from tutorzoo.envs.reading.numbers import ANY_DIGIT, no_digits
 from tutorzoo.envs.reading.operations import KC_OPERATIONS, operations_in
 from tutorzoo.envs.reading.propositions import closest_component, content_stems, indexed, name_words
 from tutorzoo.envs.tasks.base import Task
@@ -104,7 +104,7 @@ def _build_material(task: Task) -> tuple:
     key = tuple((kc, mask(t), kind, mis) for kc, t, kind, mis in entries if "{" not in t)
     props, by_stem, matched = indexed(key, math, topic)
     # the practice questions' prompts, read with their digits written 0 (every draw of a math task shares them)
-    prompts = _practice_prompts(tuple((k.id, _ANY_DIGIT.sub("0", q.text)) for k in task.knowledge_components
+    prompts = _practice_prompts(tuple((k.id, ANY_DIGIT.sub("0", q.text)) for k in task.knowledge_components
                                       for q in k.questions))
     # per cross-discipline link: its component, its discipline, its bridge's content stems and each of its keywords'
     # stems
@@ -119,7 +119,6 @@ WORD = re.compile(r"[a-z']+")  # a word of a lower-cased text (a prompt's openin
 # a practice question's prompt: its component, content stems, place (question, sentence; -1: the whole question),
 # imperative opening words, and whether it is a whole question
 Prompt = tuple[str, frozenset[str], tuple[int, int], str | None, bool]
-_ANY_DIGIT = re.compile(r"\d")
 
 
 @dataclass(frozen=True)
